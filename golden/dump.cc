@@ -1,0 +1,124 @@
+#include "golden/dump.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+
+#include "golden/error.h"
+#include "golden/file_util.h"
+#include "golden/npy.h"
+
+namespace n3 {
+
+bool DumpCollector::Key::operator<(const Key& o) const {
+  if (phase != o.phase) return phase < o.phase;
+  if (layer_rank != o.layer_rank) return layer_rank < o.layer_rank;
+  return op < o.op;
+}
+
+bool DumpCollector::wants(Op op) const { return all_ops_ || op_def(op).always; }
+
+void DumpCollector::record(Phase phase, Op op, int layer, const Shape& shape, const float* data,
+                           const std::string& native_dtype) {
+  if (!wants(op)) return;
+  const OpDef& d = op_def(op);
+  // Pre ops sort before layer 0, Post ops after every layer.
+  int rank = d.scope == OpScope::Pre ? -1 : d.scope == OpScope::Post ? 1 << 30 : layer;
+  Key k{static_cast<int>(phase), rank, static_cast<int>(op)};
+  auto it = entries_.find(k);
+  if (it == entries_.end()) {
+    Entry e{tensor_name(op, layer, phase == Phase::Decode), native_dtype, layer, op, phase,
+            Tensor(shape, std::vector<float>(data, data + numel(shape)))};
+    entries_.emplace(k, std::move(e));
+    return;
+  }
+  // Concatenate along the token axis: [outer, T, inner] blocks.
+  Tensor& t = it->second.t;
+  const int ax = d.token_axis;
+  require(t.shape.size() == shape.size(), "dump: rank mismatch recording " + it->second.name);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < ax; ++i) outer *= shape[i];
+  for (size_t i = ax + 1; i < shape.size(); ++i) inner *= shape[i];
+  const int64_t t_old = t.shape[ax], t_new = shape[ax];
+  std::vector<float> merged(static_cast<size_t>(outer * (t_old + t_new) * inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    std::memcpy(&merged[o * (t_old + t_new) * inner], &t.data[o * t_old * inner], t_old * inner * 4);
+    std::memcpy(&merged[(o * (t_old + t_new) + t_old) * inner], data + o * t_new * inner,
+                t_new * inner * 4);
+  }
+  t.shape[ax] = t_old + t_new;
+  t.data = std::move(merged);
+}
+
+const Tensor* DumpCollector::find(const std::string& name) const {
+  for (const auto& [k, e] : entries_)
+    if (e.name == name) return &e.t;
+  return nullptr;
+}
+
+void DumpCollector::write(const std::string& dir) const {
+  nlohmann::ordered_json m;
+  m["format"] = "n3-dump";
+  m["version"] = 1;
+  for (const auto& [k, v] : meta_) m["meta"][k] = v;
+  m["tensors"] = nlohmann::json::array();
+  for (const auto& [k, e] : entries_) {
+    Tensor t = e.t;
+    if (logits_last_ && e.op == Op::Logits && e.phase == Phase::Prefill) {
+      const int64_t V = t.shape[1];
+      t = Tensor({1, V}, std::vector<float>(t.data.end() - V, t.data.end()));
+    }
+    std::string file = e.name + ".npy";
+    write_npy(dir + "/" + file, t);
+    nlohmann::ordered_json j;
+    j["name"] = e.name;
+    j["file"] = file;
+    j["shape"] = t.shape;
+    j["dtype"] = "float32";
+    j["native_dtype"] = e.native_dtype;
+    j["phase"] = e.phase == Phase::Decode ? "decode" : "prefill";
+    j["layer"] = op_def(e.op).scope == OpScope::Layer ? e.layer : -1;
+    j["op"] = *op_def(e.op).name ? op_def(e.op).name : "layer_out";
+    m["tensors"].push_back(j);
+  }
+  write_file_atomic(dir + "/manifest.json", m.dump(1) + "\n");
+}
+
+Manifest read_manifest(const std::string& dir) {
+  const std::string path = dir + "/manifest.json";
+  require(is_directory(dir), dir + ": not a dump directory");
+  require(file_exists(path), path + ": missing (not an n3 dump, or an incomplete one)");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file_text(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": malformed JSON: " + e.what());
+  }
+  Manifest m;
+  try {
+    require(j.value("format", "") == "n3-dump", path + ": not an n3 dump manifest");
+    require(j.value("version", 0) == 1, path + ": unsupported manifest version " +
+                                            std::to_string(j.value("version", 0)) +
+                                            " (this n3 reads version 1; re-dump with it)");
+    if (j.contains("meta"))
+      for (auto& [k, v] : j["meta"].items()) m.meta[k] = v.get<std::string>();
+    for (const auto& t : j.at("tensors")) {
+      ManifestEntry e;
+      e.name = t.at("name").get<std::string>();
+      e.file = t.at("file").get<std::string>();
+      require(e.file.find('/') == std::string::npos && e.file.find("..") == std::string::npos,
+              path + ": tensor " + e.name + " has an unsafe file name");
+      e.shape = t.at("shape").get<Shape>();
+      e.native_dtype = t.value("native_dtype", "float32");
+      e.phase = t.value("phase", "prefill");
+      e.layer = t.value("layer", -1);
+      e.op = t.value("op", "");
+      m.tensors.push_back(std::move(e));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": malformed manifest: " + e.what());
+  }
+  return m;
+}
+
+}  // namespace n3

@@ -1,0 +1,98 @@
+#include "golden/file_util.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "golden/error.h"
+
+namespace n3 {
+
+namespace fs = std::filesystem;
+
+std::vector<uint8_t> read_file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  require(f.good(), path + ": cannot open (" + std::strerror(errno) + ")");
+  f.seekg(0, std::ios::end);
+  std::streamoff n = f.tellg();
+  f.seekg(0);
+  std::vector<uint8_t> buf(static_cast<size_t>(n));
+  f.read(reinterpret_cast<char*>(buf.data()), n);
+  require(f.good() || n == 0, path + ": read failed");
+  return buf;
+}
+
+std::string read_file_text(const std::string& path) {
+  std::vector<uint8_t> b = read_file_bytes(path);
+  return std::string(b.begin(), b.end());
+}
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    require(f.good(), path + ": cannot write (" + std::strerror(errno) + ")");
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.flush();
+    if (!f.good()) {
+      std::remove(tmp.c_str());
+      throw Error(path + ": write failed");
+    }
+  }
+  require(std::rename(tmp.c_str(), path.c_str()) == 0, path + ": rename failed");
+}
+
+bool file_exists(const std::string& path) { return fs::exists(path); }
+bool is_directory(const std::string& path) { return fs::is_directory(path); }
+
+MappedFile::MappedFile(const std::string& path) : path_(path) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  require(fd >= 0, path + ": cannot open (" + std::strerror(errno) + ")");
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw Error(path + ": cannot stat");
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ > 0) {
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      throw Error(path + ": mmap failed (" + std::strerror(errno) + ")");
+    }
+    data_ = static_cast<const uint8_t*>(p);
+  }
+  ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+void prepare_output_dir(const std::string& dir, bool force) {
+  if (fs::exists(dir)) {
+    require(fs::is_directory(dir), dir + ": exists and is not a directory");
+    bool empty = fs::directory_iterator(dir) == fs::directory_iterator();
+    require(empty || force, dir + ": directory is not empty (use --force to overwrite)");
+    if (!empty) {
+      for (const auto& e : fs::directory_iterator(dir)) {
+        std::string ext = e.path().extension().string();
+        if (e.is_regular_file() && (ext == ".npy" || e.path().filename() == "manifest.json"))
+          fs::remove(e.path());
+      }
+    }
+  } else {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    require(!ec, dir + ": cannot create directory (" + ec.message() + ")");
+  }
+}
+
+}  // namespace n3

@@ -1,0 +1,84 @@
+#include "golden/safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+
+#include "golden/error.h"
+
+namespace n3 {
+
+namespace {
+
+size_t dtype_bytes(const std::string& d) {
+  if (d == "F32" || d == "I32" || d == "U32") return 4;
+  if (d == "F16" || d == "BF16" || d == "I16" || d == "U16") return 2;
+  if (d == "F64" || d == "I64" || d == "U64") return 8;
+  if (d == "I8" || d == "U8" || d == "BOOL" || d == "F8_E4M3" || d == "F8_E5M2") return 1;
+  return 0;
+}
+
+}  // namespace
+
+SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
+  const size_t size = file_.size();
+  require(size >= 8, path + ": truncated safetensors file (" + std::to_string(size) + " bytes)");
+  uint64_t hlen;
+  std::memcpy(&hlen, file_.data(), 8);
+  require(hlen <= size - 8, path + ": header length " + std::to_string(hlen) +
+                                " runs past the end of the file (" + std::to_string(size) + " bytes)");
+  nlohmann::json h;
+  try {
+    h = nlohmann::json::parse(file_.data() + 8, file_.data() + 8 + hlen);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": malformed safetensors header: " + e.what());
+  }
+  require(h.is_object(), path + ": safetensors header is not a JSON object");
+  const uint8_t* base = file_.data() + 8 + hlen;
+  const size_t body = size - 8 - hlen;
+  for (auto& [name, v] : h.items()) {
+    if (name == "__metadata__") continue;
+    const std::string where = path + ": tensor '" + name + "'";
+    try {
+      SafetensorsEntry e;
+      e.dtype = v.at("dtype").get<std::string>();
+      e.shape = v.at("shape").get<Shape>();
+      auto off = v.at("data_offsets");
+      require(off.is_array() && off.size() == 2, where + ": data_offsets must be [begin, end]");
+      uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
+      size_t es = dtype_bytes(e.dtype);
+      require(es != 0, where + ": unknown dtype '" + e.dtype + "'");
+      for (int64_t d : e.shape) require(d >= 0, where + ": negative dimension");
+      require(b <= en && en <= body, where + ": data_offsets [" + std::to_string(b) + ", " +
+                                         std::to_string(en) + ") run past the end of the file (data section is " +
+                                         std::to_string(body) + " bytes)");
+      require(en - b == static_cast<uint64_t>(numel(e.shape)) * es,
+              where + ": byte range " + std::to_string(en - b) + " does not match shape " +
+                  shape_str(e.shape) + " of " + e.dtype);
+      e.data = base + b;
+      e.nbytes = en - b;
+      entries_.emplace(name, e);
+    } catch (const nlohmann::json::exception& ex) {
+      throw Error(where + ": malformed header entry: " + ex.what());
+    }
+  }
+}
+
+void write_safetensors(const std::string& path, const std::vector<SafetensorsOut>& tensors) {
+  nlohmann::ordered_json h = nlohmann::ordered_json::object();
+  uint64_t off = 0;
+  for (const auto& t : tensors) {
+    h[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {off, off + t.bytes.size()}}};
+    off += t.bytes.size();
+  }
+  std::string hs = h.dump();
+  hs.append((8 - hs.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  uint64_t hl = hs.size();
+  std::memcpy(out.data(), &hl, 8);
+  out += hs;
+  for (const auto& t : tensors) out += t.bytes;
+  write_file_atomic(path, out);
+}
+
+}  // namespace n3

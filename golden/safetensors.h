@@ -1,0 +1,40 @@
+// One safetensors file, memory-mapped, its header parsed and every entry's
+// dtype, shape and byte range checked against the file before use.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+
+#include "golden/file_util.h"
+#include "golden/tensor.h"
+#include "golden/weights.h"
+
+namespace n3 {
+
+struct SafetensorsEntry {
+  std::string dtype;  // "F32", "BF16", "F16", ... as in the header
+  Shape shape;
+  const uint8_t* data = nullptr;
+  size_t nbytes = 0;
+};
+
+class SafetensorsFile {
+ public:
+  explicit SafetensorsFile(const std::string& path);
+  const std::map<std::string, SafetensorsEntry>& entries() const { return entries_; }
+  const std::string& path() const { return file_.path(); }
+
+ private:
+  MappedFile file_;
+  std::map<std::string, SafetensorsEntry> entries_;
+};
+
+// Writes a safetensors file (used by tests and tools to make checkpoints).
+struct SafetensorsOut {
+  std::string name, dtype;
+  Shape shape;
+  std::string bytes;
+};
+void write_safetensors(const std::string& path, const std::vector<SafetensorsOut>& tensors);
+
+}  // namespace n3

@@ -1,0 +1,19 @@
+// Helpers every subcommand uses to parse options the same way.
+#pragma once
+#include <boost/program_options.hpp>
+#include <string>
+
+#include "host_driver/cli.h"
+
+namespace n3::cli {
+
+namespace po = boost::program_options;
+
+// Parses `a` against `desc` (positional names in `pos`); returns false after
+// printing help when --help was given. Throws n3::Error on unknown or
+// malformed options, naming the command.
+bool parse_args(const std::string& cmd, const Args& a, po::options_description& desc,
+                const po::positional_options_description& pos, po::variables_map& vm,
+                const std::string& usage);
+
+}  // namespace n3::cli

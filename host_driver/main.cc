@@ -1,0 +1,67 @@
+// n3: reference model, compiler and simulator for a Gemma 3n NPU.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "golden/error.h"
+#include "host_driver/cli.h"
+
+namespace {
+
+struct Command {
+  int (*fn)(const n3::cli::Args&);
+  const char* summary;
+};
+
+const std::map<std::string, Command>& commands() {
+  using namespace n3::cli;
+  static const std::map<std::string, Command> m = {
+      {"golden", {cmd_golden, "run the golden model and dump tensors"}},
+      {"sim", {cmd_sim, "run a program or a model on a simulator backend"}},
+      {"diff", {cmd_diff, "compare two dump directories"}},
+      {"run", {cmd_run, "host sampling loop over a backend"}},
+      {"synth", {cmd_synth, "make seeded random INT4 weights for a model YAML"}},
+      {"convert", {cmd_convert, "convert a HuggingFace checkpoint to an n3 weights file"}},
+      {"compile", {cmd_compile, "compile a model to ISA programs"}},
+      {"asm", {cmd_asm, "assemble ISA text"}},
+      {"dis", {cmd_dis, "disassemble ISA words"}},
+      {"estimate", {cmd_estimate, "estimate throughput of a hardware configuration"}},
+  };
+  return m;
+}
+
+void usage(std::FILE* f) {
+  std::fprintf(f, "usage: n3 <command> [options]   (n3 <command> --help for details)\n\ncommands:\n");
+  for (const auto& [name, c] : commands()) std::fprintf(f, "  %-9s %s\n", name.c_str(), c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? n3::cli::kExitBadInput : 0;
+  }
+  auto it = commands().find(argv[1]);
+  if (it == commands().end()) {
+    std::fprintf(stderr, "n3: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return n3::cli::kExitBadInput;
+  }
+  n3::cli::Args args(argv + 2, argv + argc);
+  try {
+    return it->second.fn(args);
+  } catch (const n3::Error& e) {
+    std::fprintf(stderr, "n3 %s: error: %s\n", argv[1], e.what());
+    return n3::cli::kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "n3 %s: error: out of memory\n", argv[1]);
+    return n3::cli::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "n3 %s: error: %s\n", argv[1], e.what());
+    return n3::cli::kExitBadInput;
+  }
+}

@@ -1,0 +1,77 @@
+#include "tests/test_util.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace n3::test {
+
+namespace fs = std::filesystem;
+
+std::string source_dir() { return N3_SOURCE_DIR; }
+std::string fixture(const std::string& rel) { return source_dir() + "/tests/fixtures/" + rel; }
+std::string n3_binary() { return N3_BINARY; }
+
+std::string temp_dir(const std::string& tag) {
+  static int counter = 0;
+  fs::path p = fs::temp_directory_path() /
+               ("n3test-" + std::to_string(::getpid()) + "-" + tag + "-" + std::to_string(counter++));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+RunResult run_n3(const std::string& args) {
+  std::string base = temp_dir("run");
+  std::string out = base + "/out", err = base + "/err";
+  std::string cmd = n3_binary() + " " + args + " >" + out + " 2>" + err;
+  int rc = std::system(cmd.c_str());
+  RunResult r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  std::ifstream fo(out), fe(err);
+  std::stringstream so, se;
+  so << fo.rdbuf();
+  se << fe.rdbuf();
+  r.out = so.str();
+  r.err = se.str();
+  fs::remove_all(base);
+  return r;
+}
+
+double max_abs_err(const Tensor& a, const Tensor& b) {
+  if (a.data.size() != b.data.size()) return std::numeric_limits<double>::infinity();
+  double m = 0;
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    double d = std::fabs(double(a.data[i]) - double(b.data[i]));
+    if (std::isnan(d)) return std::numeric_limits<double>::infinity();
+    m = std::max(m, d);
+  }
+  return m;
+}
+
+double rel_max_err(const Tensor& a, const Tensor& b) {
+  double mb = 0;
+  for (float v : b.data) mb = std::max(mb, double(std::fabs(v)));
+  return max_abs_err(a, b) / (mb > 0 ? mb : 1.0);
+}
+
+double cosine(const Tensor& a, const Tensor& b) {
+  if (a.data.size() != b.data.size()) return -2;
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    ab += double(a.data[i]) * b.data[i];
+    aa += double(a.data[i]) * a.data[i];
+    bb += double(b.data[i]) * b.data[i];
+  }
+  if (aa == 0 && bb == 0) return 1.0;
+  return ab / std::sqrt(aa * bb);
+}
+
+}  // namespace n3::test

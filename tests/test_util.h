@@ -1,0 +1,29 @@
+// Shared helpers for the suites: paths to fixtures and the n3 binary, running
+// n3 as a subprocess, temp dirs, and whole-tensor comparisons that print the
+// worst element against its tolerance.
+#pragma once
+#include <string>
+
+#include "golden/tensor.h"
+
+namespace n3::test {
+
+std::string source_dir();                 // repository root
+std::string fixture(const std::string& rel);  // tests/fixtures/<rel>
+std::string n3_binary();
+// A fresh empty directory under the build's temp area, removed at exit.
+std::string temp_dir(const std::string& tag);
+
+struct RunResult {
+  int status;
+  std::string out, err;
+};
+// Runs `n3 <args>` (args joined by spaces, shell-quoted by the caller).
+RunResult run_n3(const std::string& args);
+
+// max|a-b| / max|b| over all elements (NaN anywhere = +inf).
+double rel_max_err(const Tensor& a, const Tensor& b);
+double max_abs_err(const Tensor& a, const Tensor& b);
+double cosine(const Tensor& a, const Tensor& b);
+
+}  // namespace n3::test
