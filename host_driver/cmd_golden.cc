@@ -1,9 +1,80 @@
-// Placeholder until this command's part lands; replaced whole by its owner.
+// n3 golden: prefill over --ids, one KV-cached decode step per --feed id,
+// every tensor recorded and written as a dump (brief/cli-contract.md).
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "golden/dump.h"
 #include "golden/error.h"
-#include "host_driver/cli.h"
+#include "golden/file_util.h"
+#include "golden/hw_config.h"
+#include "golden/model.h"
+#include "golden/npy.h"
+#include "host_driver/cli_util.h"
+#include "host_driver/numerics_select.h"
 
 namespace n3::cli {
 
-int cmd_golden(const Args&) { throw Error("'n3 golden' is not available yet"); }
+int cmd_golden(const Args& a) {
+  po::options_description d("n3 golden options");
+  std::string model, hw, ids_path, feed_path, numerics, dump, logits;
+  int chunk = 0;
+  d.add_options()("model", po::value(&model)->required(), "checkpoint dir or .n3w file")(
+      "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file")(
+      "ids", po::value(&ids_path)->required(), "prompt token ids (.npy, int32/int64, [T] or [1,T])")(
+      "feed", po::value(&feed_path), "ids fed one by one as KV-cached decode steps")(
+      "numerics", po::value(&numerics)->default_value("npu"), "npu | reference")(
+      "dump", po::value(&dump)->required(), "output dump directory")(
+      "force", "overwrite a non-empty dump directory")(
+      "dump-all", "dump every operator output, not only logits and layer outputs")(
+      "logits", po::value(&logits)->default_value("all"), "all | last: prefill logits rows to keep")(
+      "chunk", po::value(&chunk)->default_value(0), "prefill chunk size (0: whole prompt at once)");
+  po::variables_map vm;
+  if (!parse_args("golden", a, d, {}, vm,
+                  "n3 golden --model M [--hw H.yaml] --ids P.npy [--feed F.npy] "
+                  "[--numerics npu|reference] --dump DIR"))
+    return kExitOk;
+  require(logits == "all" || logits == "last", "--logits must be 'all' or 'last' (is '" + logits + "')");
+  require(chunk >= 0, "--chunk must be >= 0");
+  const bool force = vm.count("force") > 0;
+  // Refuse early, before any work, but create nothing until the run succeeded.
+  if (file_exists(dump) && !force) prepare_output_dir(dump, false);
+
+  HwConfig hwc = load_hw_config(hw);
+  std::shared_ptr<const WeightSource> w = open_weights(model);
+  const ModelConfig& cfg = w->config();
+  std::vector<int32_t> ids = read_ids(ids_path, cfg.vocab);
+  std::vector<int32_t> feed;
+  if (!feed_path.empty()) feed = read_ids(feed_path, cfg.vocab);
+  GoldenModel gm(w, make_kernels(numerics, hwc));
+
+  DumpCollector rec(vm.count("dump-all") > 0);
+  rec.set_logits_last(logits == "last");
+  rec.set_meta("backend", "golden");
+  rec.set_meta("numerics", numerics);
+  rec.set_meta("model", model);
+  rec.set_meta("hw", hwc.name);
+  Sequence seq = gm.new_sequence();
+  const auto t0 = std::chrono::steady_clock::now();
+  const size_t step = chunk > 0 ? size_t(chunk) : ids.size();
+  for (size_t b = 0; b < ids.size(); b += step) {
+    std::vector<int32_t> part(ids.begin() + b, ids.begin() + std::min(ids.size(), b + step));
+    gm.forward(seq, part, Phase::Prefill, &rec);
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  for (int32_t id : feed) gm.forward(seq, {id}, Phase::Decode, &rec);
+  const auto t2 = std::chrono::steady_clock::now();
+
+  prepare_output_dir(dump, force);
+  rec.write(dump);
+  const double pre = std::chrono::duration<double>(t1 - t0).count();
+  const double dec = std::chrono::duration<double>(t2 - t1).count();
+  std::fprintf(stderr, "n3 golden: %s numerics, %zu prompt tokens in %.3f s", gm.kernels().name(), ids.size(),
+               pre);
+  if (!feed.empty()) std::fprintf(stderr, ", %zu decode steps in %.3f s (%.2f tok/s)", feed.size(), dec,
+                                  feed.size() / std::max(dec, 1e-9));
+  std::fprintf(stderr, "; dump in %s\n", dump.c_str());
+  return kExitOk;
+}
 
 }  // namespace n3::cli
