@@ -102,7 +102,8 @@ void dequant_row(const MatrixRef& m, int64_t r, float* out) {
 
 void linear_ref(const MatrixRef& m, const float* x, int64_t T, float* y) {
   const int64_t in = m.cols, outn = m.rows;
-#pragma omp parallel
+  // Small matrices are not worth waking threads for.
+#pragma omp parallel if (outn * in * T >= (1 << 18))
   {
     std::vector<float> w(static_cast<size_t>(in));
 #pragma omp for schedule(static)
