@@ -1,5 +1,6 @@
 #include "golden/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -75,6 +76,19 @@ GoldenModel::GoldenModel(std::shared_ptr<const WeightSource> weights, std::uniqu
 }
 
 GoldenModel::~GoldenModel() = default;
+
+void Sequence::evict(int64_t sinks, int64_t recent, int64_t kv_dim) {
+  const int64_t n = cached();
+  if (sinks + recent >= n) return;
+  auto trim = [&](auto& v, int64_t w) {
+    v.erase(v.begin() + sinks * w, v.begin() + (n - recent) * w);
+  };
+  trim(positions, 1);
+  for (auto& layer : k)
+    if (!layer.empty()) trim(layer, kv_dim);
+  for (auto& layer : v)
+    if (!layer.empty()) trim(layer, kv_dim);
+}
 
 Sequence GoldenModel::new_sequence() const {
   Sequence s;
@@ -182,8 +196,8 @@ void GoldenModel::attention(int l, const LayerW& w, const Tensor& an, Sequence& 
     k_->to_kv_format(vv.ptr(), vv.size());
     record(rec, ph, Op::AttnK, l, kk.shape, kk.ptr());
     record(rec, ph, Op::AttnV, l, vv.shape, vv.ptr());
-    require(int64_t(seq.k[l].size()) == p0 * KVD, "golden: KV cache of layer " + std::to_string(l) +
-                                                      " out of step with the sequence position");
+    require(int64_t(seq.k[l].size()) == (seq.cached() - T) * KVD,
+            "golden: KV cache of layer " + std::to_string(l) + " out of step with the sequence");
     seq.k[l].insert(seq.k[l].end(), kk.data.begin(), kk.data.end());
     seq.v[l].insert(seq.v[l].end(), vv.data.begin(), vv.data.end());
   }
@@ -194,13 +208,16 @@ void GoldenModel::attention(int l, const LayerW& w, const Tensor& an, Sequence& 
   const float* V = seq.v[src].data();
   const int64_t group = H / KVH;
   Tensor ctx({T, H * hd});
+  const std::vector<int64_t>& pos = seq.positions;  // sorted ascending
   for (int64_t t = 0; t < T; ++t) {
     const int64_t qpos = p0 + t;
     // Causal; local layers see kv > q - window.
-    const int64_t lo = cfg_.is_global(l) ? 0 : std::max<int64_t>(0, qpos - cfg_.sliding_window + 1);
+    const int64_t first = cfg_.is_global(l) ? 0 : qpos - cfg_.sliding_window + 1;
+    const int64_t lo = std::lower_bound(pos.begin(), pos.end(), first) - pos.begin();
+    const int64_t hi = std::upper_bound(pos.begin(), pos.end(), qpos) - pos.begin() - 1;
     for (int64_t h = 0; h < H; ++h) {
       const int64_t kvh = h / group;
-      k_->attend(q.row(t) + h * hd, K + kvh * hd, V + kvh * hd, KVD, lo, qpos, hd, ctx.row(t) + h * hd);
+      k_->attend(q.row(t) + h * hd, K + kvh * hd, V + kvh * hd, KVD, lo, hi, hd, ctx.row(t) + h * hd);
     }
   }
   record(rec, ph, Op::AttnCtx, l, ctx.shape, ctx.ptr());
@@ -342,6 +359,7 @@ Tensor GoldenModel::forward(Sequence& seq, const std::vector<int32_t>& ids, Phas
     require(ids[i] >= 0 && ids[i] < cfg_.vocab, "golden: token id " + std::to_string(ids[i]) + " at index " +
                                                     std::to_string(i) + " is out of range [0, " +
                                                     std::to_string(cfg_.vocab) + ")");
+  for (int64_t t = 0; t < T; ++t) seq.positions.push_back(seq.pos + t);
   Tensor x0({T, D});
   embed(ids, x0);
   record(rec, ph, Op::Embed, -1, x0.shape, x0.ptr());
