@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 namespace n3::test {
 
@@ -19,12 +20,28 @@ std::string source_dir() { return N3_SOURCE_DIR; }
 std::string fixture(const std::string& rel) { return source_dir() + "/tests/fixtures/" + rel; }
 std::string n3_binary() { return N3_BINARY; }
 
+namespace {
+// Every directory handed out is removed when the test binary exits.
+struct TempDirs {
+  std::vector<fs::path> dirs;
+  ~TempDirs() {
+    std::error_code ec;
+    for (const auto& d : dirs) fs::remove_all(d, ec);
+  }
+};
+TempDirs& temp_dirs() {
+  static TempDirs t;
+  return t;
+}
+}  // namespace
+
 std::string temp_dir(const std::string& tag) {
   static int counter = 0;
   fs::path p = fs::temp_directory_path() /
                ("n3test-" + std::to_string(::getpid()) + "-" + tag + "-" + std::to_string(counter++));
   fs::remove_all(p);
   fs::create_directories(p);
+  temp_dirs().dirs.push_back(p);
   return p.string();
 }
 

@@ -1,0 +1,28 @@
+#include "host_driver/device.h"
+
+#include "golden/error.h"
+#include "host_driver/device_golden.h"
+
+namespace n3 {
+
+int64_t Device::kv_capacity() const { return hw().integer("kv.cap_tokens"); }
+
+KvPolicy Device::kv_policy() const {
+  if (!hw().has("kv.policy")) return KvPolicy::Error;
+  const std::string& p = hw().str("kv.policy");
+  if (p == "error") return KvPolicy::Error;
+  if (p == "evict") return KvPolicy::Evict;
+  throw Error(hw().path + ": kv.policy must be 'error' or 'evict' (is '" + p + "')");
+}
+
+int64_t Device::kv_sinks() const { return hw().has("kv.sink_tokens") ? hw().integer("kv.sink_tokens") : 0; }
+
+std::unique_ptr<Device> open_device(const std::string& backend, const DeviceOptions& opt) {
+  if (backend == "golden") return make_golden_device(opt);
+  if (backend == "func" || backend == "systemc")
+    throw Error("backend '" + backend + "' is not available yet: it needs the compiler (issue 5)");
+  if (backend == "cuda") throw Error("backend 'cuda' is not available yet: the CUDA path (issue 8) has not landed");
+  throw Error("unknown backend '" + backend + "' (golden | func | systemc | cuda)");
+}
+
+}  // namespace n3

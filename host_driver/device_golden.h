@@ -1,0 +1,11 @@
+// The golden model as a Device backend: runs on the host CPU, no simulated time.
+#pragma once
+#include <memory>
+
+#include "host_driver/device.h"
+
+namespace n3 {
+
+std::unique_ptr<Device> make_golden_device(const DeviceOptions& opt);
+
+}  // namespace n3
