@@ -34,7 +34,8 @@ struct QuantizeOptions {
 // file at `path`: WeightKind::Matrix quantised to INT4, FloatMatrix and
 // Vector kept float32. Streams row blocks (never a whole tensor in memory),
 // rows quantised in parallel; atomic (path.tmp, then rename). Throws
-// n3::Error naming the tensor and row of a non-finite weight.
-void quantize_to_n3w(const WeightSource& src, const std::string& path, const QuantizeOptions& opt);
+// n3::Error naming the tensor and row of a non-finite weight. Returns the
+// size of the file written.
+uint64_t quantize_to_n3w(const WeightSource& src, const std::string& path, const QuantizeOptions& opt);
 
 }  // namespace n3
