@@ -8,7 +8,7 @@ PKGS=(cmake ninja-build g++ pkg-config
       libsystemc-dev verilator
       libsentencepiece-dev sentencepiece
       clang libclang-rt-14-dev
-      python3 python3-numpy)
+      python3 python3-numpy python3-yaml)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
