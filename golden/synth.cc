@@ -14,17 +14,24 @@ namespace {
 
 // Output row blocks of about this many bytes are generated at a time.
 constexpr int64_t kBlockBytes = 16 << 20;
-// Standard deviation of q uniform on the 16 integers [-8, 7]: sqrt((16^2 - 1) / 12).
-constexpr double kQStd = 4.6;
+// Standard deviation of synth's q: sqrt(2 * (1^2 + ... + 7^2) / 16) = sqrt(17.5).
+const double kQStd = std::sqrt(17.5);
 constexpr float kAltupStd = 0.3f;
 
-// One INT4 row: 4 random bits per element (q uniform in [-8, 7]) straight from
-// the row's stream, then per group a scale and one element forced to -8, so
-// that max|w| / 8 recovers the scale and re-quantising is exact.
+// One INT4 row: 4 random bits per element straight from the row's stream, the
+// nibble 8 (q = -8) mapped to 0, so q is symmetric on [-7, 7] (P(0) = 2/16,
+// others 1/16). A mean-free q matters: the fixture recipe's q uniform on
+// [-8, 7] has mean -0.5, which gives every W x a common component along
+// sum(x); through the layers it makes all positions' logits nearly one vector
+// (cosine 0.97 on mid.yaml). Then per group a scale and one element forced to
+// -8, so that max|w| / 8 recovers the scale and re-quantising is exact.
 void synth_int4_row(const CounterRng& rr, int64_t cols, int64_t group, float base, uint8_t* packed, float* scales) {
   const int64_t rb = (cols + 1) / 2, words = (rb + 7) / 8;
   for (int64_t j = 0; j < words; ++j) {
-    const uint64_t v = rr.at(uint64_t(j));
+    uint64_t v = rr.at(uint64_t(j));
+    // Nibbles equal to 8 (q = -8) become 0: q in [-7, 7], symmetric, mean 0.
+    const uint64_t hi = v & 0x8888888888888888ull, lo = v & 0x7777777777777777ull;
+    v ^= hi & ~((lo + 0x7777777777777777ull) & 0x8888888888888888ull);
     const int64_t n = std::min<int64_t>(8, rb - 8 * j);
     std::memcpy(packed + 8 * j, &v, static_cast<size_t>(n));  // little-endian: byte k = bits 8k..8k+7
   }

@@ -19,9 +19,10 @@ struct SynthOptions {
 };
 
 // The per-row (per-group) scale before its U(0.5, 1.5) factor:
-// gain / sqrt(fan_in) / 4.6, where 4.6 ~ the std of q uniform in [-8, 7];
-// gain 1 with fan_in = cols for projections, gain 4 / sqrt(cols) with
-// fan_in 1 for the embedding tables (so E[id] * sqrt(cols) has RMS ~4).
+// gain / sqrt(fan_in) / std(q), std(q) = sqrt(17.5) ~ 4.18 for synth's q
+// (symmetric on [-7, 7]); gain 1 with fan_in = cols for projections, gain
+// 4 / sqrt(cols) with fan_in 1 for the embedding tables (so E[id] * sqrt(cols)
+// has RMS ~4).
 double synth_base_scale(const WeightSpec& s);
 
 // Returns the size of the file written.

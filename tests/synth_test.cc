@@ -94,8 +94,12 @@ TEST(Synth, ValuesFollowTheRecipe) {
       --total;
     }
   }
-  // q uniform on [-8, 7]: every value within 2% of 1/16 over a million draws.
-  for (int q = 0; q < 16; ++q) EXPECT_NEAR(double(counts[q]) / total, 1.0 / 16, 0.02 / 16) << "nibble " << q;
+  // q symmetric on [-7, 7]: P(0) = 2/16, P(-8) = 0 apart from the forced
+  // one, every other value 1/16, each within 2% over millions of draws.
+  for (int q = 0; q < 16; ++q) {
+    const double want = q == 0 ? 2.0 / 16 : q == 8 ? 0.0 : 1.0 / 16;
+    EXPECT_NEAR(double(counts[q]) / total, want, 0.02 / 16) << "nibble " << q;
+  }
   // The AltUp coefficients: N(0, 0.3^2) on aggregate.
   double ss = 0;
   int64_t n = 0;
@@ -191,9 +195,20 @@ void check_health(const std::string& model, uint64_t seed, int T) {
   }
   EXPECT_GT(min_std, 0.5) << model;
   EXPECT_LT(min_std, 30.0) << model;
+  // Different tokens give different predictions: positions' logits are not one vector.
+  double max_cos = -1;
+  for (int t = 1; t < T; ++t) {
+    double ab = 0, aa = 0, bb = 0;
+    for (int v = 0; v < c.vocab; ++v) {
+      const double a = logits->row(0)[v], b = logits->row(t)[v];
+      ab += a * b, aa += a * a, bb += b * b;
+    }
+    max_cos = std::max(max_cos, ab / std::sqrt(aa * bb));
+  }
+  EXPECT_LT(max_cos, 0.95) << model;
   std::printf("[%s seed %llu, T=%d] stream-0 RMS / embedding RMS in [%.3g, %.3g] (bar [0.1, 10]); "
-              "min logit std over positions %.3g (bar > 0.5)\n",
-              model.c_str(), (unsigned long long)seed, T, lo, hi, min_std);
+              "min logit std over positions %.3g (bar > 0.5); max cosine of position 0's logits to another's %.3g\n",
+              model.c_str(), (unsigned long long)seed, T, lo, hi, min_std, max_cos);
 }
 
 TEST(Synth, GoldenModelRunsTinyHealthily) {
