@@ -113,10 +113,14 @@ void N3wFile::read_header() {
               data_start >= table_offset + uint64_t(count) * kN3wRecordBytes && data_start <= size,
           path + ": corrupt n3 weights file header (config, table or data offsets out of bounds); " + kRemake);
 
-  std::string head(reinterpret_cast<const char*>(p), data_start);
-  put<uint64_t>(head, kHeaderHashAt, 0);
-  const uint64_t want = get<uint64_t>(p, kHeaderHashAt);
-  require(xxh64(head) == want, path + ": header checksum mismatch: the file is corrupt; " + std::string(kRemake));
+  // The checksum field itself is hashed as zeros.
+  Xxh64 h;
+  const uint64_t zero = 0;
+  h.update(p, kHeaderHashAt);
+  h.update(&zero, 8);
+  h.update(p + kHeaderHashAt + 8, data_start - kHeaderHashAt - 8);
+  require(h.digest() == get<uint64_t>(p, kHeaderHashAt),
+          path + ": header checksum mismatch: the file is corrupt; " + std::string(kRemake));
 
   const std::string yaml(reinterpret_cast<const char*>(p + config_offset), config_bytes);
   cfg_ = parse_model_config(yaml, path + " (header config)", true);

@@ -12,6 +12,17 @@
 
 namespace n3::cli {
 
+namespace {
+
+std::string size_str(uint64_t bytes) {
+  char b[32];
+  if (bytes >= 1000000000) std::snprintf(b, sizeof b, "%.2f GB", bytes / 1e9);
+  else std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
+  return b;
+}
+
+}  // namespace
+
 int cmd_convert(const Args& a) {
   po::options_description desc("n3 convert options");
   std::string model, out;
@@ -36,14 +47,15 @@ int cmd_convert(const Args& a) {
       int pct = int(100.0 * double(done) / double(total));
       if (pct / 10 > shown / 10 && pct < 100) {
         shown = pct;
-        std::fprintf(stderr, "n3 convert: %3d%% (%.2f of %.2f GB)\n", pct, done / 1e9, total / 1e9);
+        std::fprintf(stderr, "n3 convert: %3d%% (%s of %s)\n", pct, size_str(done).c_str(),
+                     size_str(total).c_str());
       }
     };
   const uint64_t bytes = quantize_to_n3w(*src, out, opt);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!quiet)
-    std::fprintf(stderr, "n3 convert: wrote %s from %s (%.3f GB) in %.1f s\n", out.c_str(),
-                 src->describe().c_str(), bytes / 1e9, secs);
+    std::fprintf(stderr, "n3 convert: wrote %s from %s (%s) in %.1f s\n", out.c_str(),
+                 src->describe().c_str(), size_str(bytes).c_str(), secs);
   return kExitOk;
 }
 

@@ -13,6 +13,13 @@ namespace n3::cli {
 
 namespace {
 
+std::string size_str(uint64_t bytes) {
+  char b[32];
+  if (bytes >= 1000000000) std::snprintf(b, sizeof b, "%.2f GB", bytes / 1e9);
+  else std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
+  return b;
+}
+
 uint64_t parse_seed(const std::string& s) {
   bool digits = !s.empty() && s.size() <= 20 && s.find_first_not_of("0123456789") == std::string::npos;
   require(digits, "--seed '" + s + "' is not an unsigned 64-bit integer");
@@ -52,14 +59,15 @@ int cmd_synth(const Args& a) {
       int pct = int(100.0 * double(done) / double(total));
       if (pct / 10 > shown / 10 && pct < 100) {
         shown = pct;
-        std::fprintf(stderr, "n3 synth: %3d%% (%.2f of %.2f GB)\n", pct, done / 1e9, total / 1e9);
+        std::fprintf(stderr, "n3 synth: %3d%% (%s of %s)\n", pct, size_str(done).c_str(),
+                     size_str(total).c_str());
       }
     };
   const uint64_t bytes = synth_n3w(c, s, out, opt);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!quiet)
-    std::fprintf(stderr, "n3 synth: wrote %s (model '%s', seed %llu, %.3f GB) in %.1f s\n", out.c_str(),
-                 c.name.c_str(), static_cast<unsigned long long>(s), bytes / 1e9, secs);
+    std::fprintf(stderr, "n3 synth: wrote %s (model '%s', seed %llu, %s) in %.1f s\n", out.c_str(),
+                 c.name.c_str(), static_cast<unsigned long long>(s), size_str(bytes).c_str(), secs);
   return kExitOk;
 }
 
