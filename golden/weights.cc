@@ -1,5 +1,6 @@
 #include "golden/weights.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "golden/error.h"
@@ -89,11 +90,24 @@ void dequant_row(const MatrixRef& m, int64_t r, float* out) {
       }
       return;
     case WDType::INT4: {
+      // Per scale group, a 16-entry table of q * scale: the same products as
+      // q * s element by element, without a division or a branch per element.
       const float* s = m.scales + r * m.groups_per_row();
-      for (int64_t i = 0; i < m.cols; ++i) {
-        int q = (p[i >> 1] >> ((i & 1) * 4)) & 0xf;
-        q = q >= 8 ? q - 16 : q;
-        out[i] = float(q) * s[i / m.group];
+      for (int64_t g0 = 0, gi = 0; g0 < m.cols; g0 += m.group, ++gi) {
+        float lut[16];
+        for (int q = 0; q < 16; ++q) lut[q] = float(q >= 8 ? q - 16 : q) * s[gi];
+        const int64_t g1 = std::min(m.cols, g0 + m.group);
+        int64_t i = g0;
+        if (i & 1) {
+          out[i] = lut[p[i >> 1] >> 4];
+          ++i;
+        }
+        for (; i + 1 < g1; i += 2) {
+          const uint8_t b = p[i >> 1];
+          out[i] = lut[b & 0xf];
+          out[i + 1] = lut[b >> 4];
+        }
+        if (i < g1) out[i] = lut[p[i >> 1] & 0xf];
       }
       return;
     }
