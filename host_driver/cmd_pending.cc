@@ -11,10 +11,7 @@ int pending(const char* name, const char* part) {
 }
 }  // namespace
 
-int cmd_sim(const Args&) { return pending("sim", "the ISA simulator (issue 4) and compiler (issue 5)"); }
 int cmd_compile(const Args&) { return pending("compile", "the compiler (issue 5)"); }
-int cmd_asm(const Args&) { return pending("asm", "the ISA table (issue 4)"); }
-int cmd_dis(const Args&) { return pending("dis", "the ISA table (issue 4)"); }
 int cmd_estimate(const Args&) { return pending("estimate", "the SystemC timing model (issue 6)"); }
 
 }  // namespace n3::cli

@@ -1,0 +1,149 @@
+// n3 sim: runs a program on a simulator backend (brief/cli-contract.md).
+//   n3 sim --backend func --program P [--hw H.yaml] --mem-in IMG [--mem-out IMG] [--trace-insn]
+// The model form (--model ...) compiles Gemma 3n first; it arrives with the
+// compiler. docs/sim.md describes the state, traps, trace and images.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "golden/error.h"
+#include "golden/file_util.h"
+#include "golden/hw_config.h"
+#include "golden/npy.h"
+#include "host_driver/cli_util.h"
+#include "isa/verify.h"
+#include "sim/func_sim.h"
+#include "sim/sim_dump.h"
+
+namespace n3::cli {
+
+namespace {
+
+// "ddr:0x1000=FILE": raw bytes, or the data of a .npy file.
+void load_spec(const std::string& spec, sim::Memory& mem) {
+  const std::string what = "--load expects SPACE:ADDR=FILE (SPACE ddr, l2 or wbuf), got '" + spec + "'";
+  const size_t colon = spec.find(':'), eq = spec.find('=');
+  require(colon != std::string::npos && eq != std::string::npos && colon < eq, what);
+  uint32_t sp;
+  require(isa::enum_value(isa::EnumId::Space, spec.substr(0, colon), &sp), what);
+  const std::string a = spec.substr(colon + 1, eq - colon - 1), file = spec.substr(eq + 1);
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long addr = std::strtoull(a.c_str(), &end, 0);
+  require(!a.empty() && *end == '\0' && errno == 0 && a[0] != '-', what);
+  std::vector<uint8_t> bytes;
+  if (file.size() > 4 && file.substr(file.size() - 4) == ".npy") {
+    NpyArray arr = read_npy(file);
+    bytes = std::move(arr.bytes);
+  } else {
+    bytes = read_file_bytes(file);
+  }
+  sim::SpaceMemory& m = mem.space(static_cast<isa::Space>(sp));
+  require(m.in_range(addr, bytes.size()), "--load " + spec + ": " + std::to_string(bytes.size()) +
+                                              " bytes at " + a + " do not fit " + m.name() + " (" +
+                                              std::to_string(m.capacity()) + " bytes)");
+  m.write(addr, bytes.data(), bytes.size());
+}
+
+sim::Capacities capacities(const HwConfig& hw) {
+  sim::Capacities c;
+  c.ddr = static_cast<uint64_t>(hw.integer("memory.ddr_bytes"));
+  c.l2 = static_cast<uint64_t>(hw.integer("memory.l2_bytes"));
+  c.wbuf = static_cast<uint64_t>(hw.integer("memory.weight_fifos") * hw.integer("memory.weight_fifo_bytes"));
+  return c;
+}
+
+num::Formats formats(const HwConfig& hw) {
+  std::vector<std::pair<std::string, std::string>> kv;
+  for (const auto& [k, p] : hw.params)
+    if (k.rfind("numerics.", 0) == 0) kv.emplace_back(k.substr(9), p.text);
+  return sim::formats_from_hw_params(kv, hw.path);
+}
+
+void write_stats(const std::string& path, const sim::FuncSim& s) {
+  const sim::Stats& st = s.stats();
+  nlohmann::ordered_json j;
+  j["fetched"] = st.fetched;
+  for (int e = 0; e < isa::kNumEngines; ++e) j["instructions"][isa::name_of(static_cast<isa::Engine>(e))] = st.insns[e];
+  const char* spaces[] = {"DDR", "L2", "WBUF"};
+  for (int i = 0; i < 3; ++i) {
+    j["bytes_read"][spaces[i]] = st.bytes_read[i];
+    j["bytes_written"][spaces[i]] = st.bytes_written[i];
+  }
+  j["macs"] = st.macs;
+  j["sfu_elements"] = st.sfu_elems;
+  write_file_atomic(path, j.dump(1) + "\n");
+}
+
+}  // namespace
+
+int cmd_sim(const Args& a) {
+  po::options_description d("n3 sim options");
+  std::string backend, program, hw, mem_in, mem_out, dump, stats, model;
+  std::vector<std::string> loads;
+  uint64_t max_steps = 0;
+  d.add_options()("backend", po::value(&backend)->required(), "func | systemc")(
+      "program", po::value(&program), "program container (.n3p) to run")(
+      "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file (capacities, numerics formats)")(
+      "mem-in", po::value(&mem_in), "memory image loaded before the run")(
+      "mem-out", po::value(&mem_out), "memory image written after the run")(
+      "load", po::value(&loads)->multitoken(), "SPACE:ADDR=FILE: also load raw bytes or .npy data (repeatable)")(
+      "trace-insn", "print one line per executed instruction to stdout")(
+      "dump", po::value(&dump), "write the program's tensor symbols as a dump directory")(
+      "force", "overwrite a non-empty dump directory")(
+      "no-hazard-check", "do not check that tokens order conflicting accesses")(
+      "max-steps", po::value(&max_steps)->default_value(4000000000ull), "trap after fetching this many instructions")(
+      "stats", po::value(&stats), "write instruction, byte and MAC counts as JSON")(
+      "model", po::value(&model), "model form: compile and run Gemma 3n (needs the compiler)")(
+      "ids", po::value<std::string>(), "model form: prompt ids")("feed", po::value<std::string>(), "model form")(
+      "timing-only", "model form")("trace", po::value<std::string>(), "model form");
+  po::variables_map vm;
+  if (!parse_args("sim", a, d, {}, vm,
+                  "n3 sim --backend func --program P [--hw H.yaml] --mem-in IMG [--mem-out IMG] [--trace-insn]"))
+    return kExitOk;
+  require(backend == "func" || backend == "systemc", "--backend must be func or systemc (is '" + backend + "')");
+  if (!model.empty() || vm.count("ids"))
+    throw Error("n3 sim --model: the model form needs the compiler (issue 5), which is not available yet; "
+                "run an ISA program with --program P --mem-in IMG");
+  require(backend == "func", "--backend systemc: the SystemC model (issue 6) is not available yet; use --backend func");
+  require(!program.empty(), "n3 sim: give --program P (or the model form, --model M)");
+  const bool force = vm.count("force") > 0;
+  if (!dump.empty() && file_exists(dump) && !force) prepare_output_dir(dump, false);
+
+  const HwConfig hwc = load_hw_config(hw);
+  const std::vector<uint8_t> bin = read_file_bytes(program);
+  isa::Program prog = isa::parse_program(bin.data(), bin.size(), program);
+  sim::SimOptions opt;
+  opt.formats = formats(hwc);
+  opt.caps = capacities(hwc);
+  opt.hazards = vm.count("no-hazard-check") == 0;
+  opt.max_steps = max_steps;
+  opt.trace = vm.count("trace-insn") ? stdout : nullptr;
+  sim::FuncSim s(prog, opt);
+  if (!mem_in.empty()) sim::load_image(mem_in, s.memory());
+  for (const std::string& l : loads) load_spec(l, s.memory());
+  s.run();
+
+  if (!mem_out.empty())
+    sim::save_image(mem_out, s.memory(), [&](isa::Space sp, uint64_t addr) {
+      for (const isa::Region& r : prog.regions)
+        if (r.space == sp && addr >= r.base && addr - r.base < r.size) return r.name;
+      return std::string();
+    });
+  if (!dump.empty()) {
+    prepare_output_dir(dump, force);
+    sim::write_dump(dump, s.captures(), {{"backend", "func"}, {"program", program}, {"hw", hwc.name}});
+  }
+  if (!stats.empty()) write_stats(stats, s);
+  const sim::Stats& st = s.stats();
+  std::fprintf(stderr, "n3 sim: %llu instructions fetched (CTL %llu, DMA %llu, GEMV %llu, GEMM %llu, SFU %llu), "
+                       "%llu MACs, hazard check %s\n",
+               static_cast<unsigned long long>(st.fetched), static_cast<unsigned long long>(st.insns[0]),
+               static_cast<unsigned long long>(st.insns[1]), static_cast<unsigned long long>(st.insns[2]),
+               static_cast<unsigned long long>(st.insns[3]), static_cast<unsigned long long>(st.insns[4]),
+               static_cast<unsigned long long>(st.macs), opt.hazards ? "on" : "off");
+  return kExitOk;
+}
+
+}  // namespace n3::cli
