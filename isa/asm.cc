@@ -73,7 +73,7 @@ class Assembler {
     for (uint32_t pc = 0; pc < prog_.code.size(); ++pc) {
       const Check c = check_word(prog_.code[pc]);
       if (!c.ok()) err(pc_line_[pc], pc_col_[pc], c.message);
-      if (opcode_bits(prog_.code[pc]) == static_cast<uint32_t>(Opcode::BR)) {
+      if (opt_.verify && opcode_bits(prog_.code[pc]) == static_cast<uint32_t>(Opcode::BR)) {
         const int64_t t = int64_t(pc) + decode_br(prog_.code[pc]).target;
         if (t < 0 || t > n) err(pc_line_[pc], pc_col_[pc], "branch target " + std::to_string(t) + " is outside the program");
       }

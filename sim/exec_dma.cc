@@ -25,12 +25,16 @@ void copy_scaled(FuncSim& m, const Issued& in, const View& dst, const View& src)
       dst.d.group != src.d.group || dst.d.cols != src.d.cols)
     m.trap(TrapKind::ShapeMismatch, in, "copying scaled " + dt(src) + " needs equal shapes and scale layouts (src " +
                                             shape(src) + ", dst " + shape(dst) + ")");
-  std::vector<uint8_t> row(static_cast<size_t>(src.row_bytes())), rec(static_cast<size_t>(src.scale_bytes()));
+  const size_t rb = static_cast<size_t>(src.row_bytes()), sb = static_cast<size_t>(src.scale_bytes());
+  std::vector<uint8_t> rows(rb * static_cast<size_t>(src.rows)), recs(sb * static_cast<size_t>(src.rows));
+  for (int64_t r = 0; r < src.rows; ++r) {  // every read before any write: dst may alias src
+    read_row_bytes(m.memory(), src, r, rows.data() + r * rb);
+    read_scale_record(m.memory(), src, r, recs.data() + r * sb);
+  }
+  SpaceMemory& out = m.memory().space(dst.d.space);
   for (int64_t r = 0; r < src.rows; ++r) {
-    read_row_bytes(m.memory(), src, r, row.data());
-    read_scale_record(m.memory(), src, r, rec.data());
-    m.memory().space(dst.d.space).write(dst.row_addr(r), row.data(), row.size());
-    if (!rec.empty()) m.memory().space(dst.d.space).write(dst.scale_addr(r), rec.data(), rec.size());
+    out.write(dst.row_addr(r), rows.data() + r * rb, rb);
+    if (sb) out.write(dst.scale_addr(r), recs.data() + r * sb, sb);
   }
 }
 

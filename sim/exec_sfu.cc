@@ -44,10 +44,10 @@ float bcast(const Rows& b, int64_t r, int64_t c) {
   return b.at(b.rows == 1 ? 0 : r, b.cols == 1 ? 0 : c);
 }
 
-void check_bcast(FuncSim& m, const Issued& in, const View& a, const View& b) {
-  const bool rows_ok = b.rows == a.rows || b.rows == 1, cols_ok = b.cols == a.cols || b.cols == 1;
+void check_bcast(FuncSim& m, const Issued& in, const View& y, const View& b, const char* name) {
+  const bool rows_ok = b.rows == y.rows || b.rows == 1, cols_ok = b.cols == y.cols || b.cols == 1;
   if (!rows_ok || !cols_ok)
-    m.trap(TrapKind::ShapeMismatch, in, "b " + shape(b) + " does not broadcast over a " + shape(a) +
+    m.trap(TrapKind::ShapeMismatch, in, std::string(name) + " " + shape(b) + " does not broadcast to dst " + shape(y) +
                                             " (same shape, [1, cols], [rows, 1] or [1, 1])");
 }
 
@@ -96,22 +96,25 @@ void exec_sfu(FuncSim& m, const Issued& in) {
       break;
     }
     case CvoFunc::ADD: case CvoFunc::SUB: case CvoFunc::MUL: case CvoFunc::MAX: case CvoFunc::MAC: {
-      same_shape(m, in, y, a);
-      check_bcast(m, in, a, bv);
+      // dst's shape is the result's; a and b each broadcast to it.
+      check_bcast(m, in, y, a, "a");
+      check_bcast(m, in, y, bv, "b");
       const Rows b = load(m, bv);
       Rows acc;
       if (f == CvoFunc::MAC) acc = load(m, y);
-      for (int64_t r = 0; r < x.rows; ++r)
-        for (int64_t c = 0; c < x.cols; ++c) {
-          float& v = x.row(r)[c];
+      Rows r{std::vector<float>(static_cast<size_t>(y.numel())), y.rows, y.cols};
+      for (int64_t i = 0; i < y.rows; ++i)
+        for (int64_t c = 0; c < y.cols; ++c) {
+          const float u = bcast(x, i, c), v = bcast(b, i, c);
           if (f == CvoFunc::MAC) {
-            const float p = v * bcast(b, r, c);  // rounded to float32 before the sum: no FMA
-            v = acc.at(r, c) + p;
+            const float p = u * v;  // rounded to float32 before the sum: no FMA
+            r.row(i)[c] = acc.at(i, c) + p;
           } else {
-            v = binary(f, v, bcast(b, r, c));
+            r.row(i)[c] = binary(f, u, v);
           }
         }
-      break;
+      store(m, y, r);
+      return;
     }
     case CvoFunc::RSUM: case CvoFunc::RMAX: case CvoFunc::RSUMSQ: case CvoFunc::RMS: {
       if (y.rows != a.rows || y.cols != 1)
