@@ -122,7 +122,7 @@ N3_HD inline float bfp_value(const BfpView& v, int64_t i) {
   const int m = v.mant[i];
   if (e == kBfpZero || m == 0) return 0.0f;
   const bool neg = m < 0;
-  return round_pack(neg, static_cast<uint64_t>(neg ? -m : m), e, false, kSpecF32);
+  return round_pack(neg, static_cast<uint64_t>(neg ? -m : m), e, false, spec_f32());
 }
 
 }  // namespace n3::num

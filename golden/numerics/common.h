@@ -81,9 +81,11 @@ N3_HD inline void mul_64x64(uint64_t a, uint64_t b, uint64_t* hi, uint64_t* lo) 
 struct FloatSpec {
   int p, emin, emax;
 };
-constexpr FloatSpec kSpecF32{24, -126, 127};
-constexpr FloatSpec kSpecBF16{8, -126, 127};
-constexpr FloatSpec kSpecF16{11, -14, 15};
+// (Functions rather than constexpr objects: device code cannot read
+// namespace-scope class objects.)
+N3_HD inline FloatSpec spec_f32() { return FloatSpec{24, -126, 127}; }
+N3_HD inline FloatSpec spec_bf16() { return FloatSpec{8, -126, 127}; }
+N3_HD inline FloatSpec spec_f16() { return FloatSpec{11, -14, 15}; }
 
 // Builds the float32 with value q * 2^lsb, q < 2^24, known to be exactly
 // representable in float32 (normal or subnormal). q == 0 gives +0 / -0.
@@ -177,7 +179,7 @@ N3_HD inline float scale2(float x, int k) {
   uint32_t sig;
   int exp;
   decompose(x, &sig, &exp);
-  return round_pack(sign_bit(x), sig, exp + k, false, kSpecF32);
+  return round_pack(sign_bit(x), sig, exp + k, false, spec_f32());
 }
 
 // Round-to-nearest-even shift of a signed integer by d bits: v * 2^d for

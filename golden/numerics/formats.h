@@ -12,7 +12,7 @@ namespace n3::num {
 enum class Fmt : uint8_t { F32 = 0, BF16 = 1, F16 = 2 };
 
 N3_HD inline FloatSpec spec_of(Fmt f) {
-  return f == Fmt::BF16 ? kSpecBF16 : f == Fmt::F16 ? kSpecF16 : kSpecF32;
+  return f == Fmt::BF16 ? spec_bf16() : f == Fmt::F16 ? spec_f16() : spec_f32();
 }
 
 // The value of x in format f: round-to-nearest-even, gradual underflow,

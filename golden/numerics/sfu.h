@@ -75,7 +75,7 @@ N3_HD inline float sqrt_rn(float x) {
     const uint64_t t = s | (uint64_t(1) << b);
     if (t * t <= big) s = t;
   }
-  return round_pack(false, s, (exp - 26) / 2, s * s != big, kSpecF32);
+  return round_pack(false, s, (exp - 26) / 2, s * s != big, spec_f32());
 }
 
 // 1/sqrt(x), correctly rounded: x = sig * 2^e, e even; Y = the largest
@@ -102,7 +102,7 @@ N3_HD inline float rsqrt_rn(float x) {
   }
   mul_64x64(y * y, m, &hi, &lo);
   const bool exact = hi == (uint64_t(1) << 10) && lo == 0;
-  return round_pack(false, y, -37 - exp / 2, !exact, kSpecF32);
+  return round_pack(false, y, -37 - exp / 2, !exact, spec_f32());
 }
 
 // ---- exp -------------------------------------------------------------------

@@ -29,10 +29,14 @@
 
 namespace n3::num {
 
-// 2/pi in 32-bit words (computed with exact integer arithmetic; they match
-// fdlibm's and glibc's tables).
-constexpr uint32_t kTwoOverPi[8] = {0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
-                                    0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u};
+// Word j of 2/pi = sum_j W_j 2^(-32(j+1)) (computed with exact integer
+// arithmetic; they match fdlibm's table). A function, not a namespace-scope
+// array, so device code can read it without a __constant__ copy.
+N3_HD inline uint32_t two_over_pi_word(int j) {
+  const uint32_t w[8] = {0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
+                         0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u};
+  return w[j];
+}
 constexpr uint64_t kPiOver2Q63 = 0xc90fdaa22168c234ull;  // floor(pi/2 * 2^63)
 
 struct Reduced {
@@ -61,7 +65,7 @@ N3_HD inline Reduced reduce_pio2(float ax) {
   uint64_t p[3] = {0, 0, 0};
   uint64_t carry = 0;
   for (int i = 3; i >= 0; --i) {  // word j0 + i has weight 2^(32 (3 - i))
-    const uint64_t prod = uint64_t(m) * kTwoOverPi[j0 + i] + carry;
+    const uint64_t prod = uint64_t(m) * two_over_pi_word(j0 + i) + carry;
     const int sh = 32 * (3 - i);
     p[sh >> 6] |= (prod & 0xffffffffu) << (sh & 63);
     carry = prod >> 32;
@@ -94,14 +98,14 @@ N3_HD inline Reduced reduce_pio2(float ax) {
   const int zlz = clz64(zh);
   const uint64_t z = zlz == 0 ? zh : (zh << zlz) | (zl >> (64 - zlz));
   const int ez = -lz - 63 - zlz;  // r = z * 2^ez (truncated below)
-  red.hi = round_pack(neg, z, ez, false, kSpecF32);
+  red.hi = round_pack(neg, z, ez, false, spec_f32());
   uint32_t hs;
   int he;
   decompose(red.hi, &hs, &he);
   const int64_t res = static_cast<int64_t>(z - (uint64_t(hs) << (he - ez)));  // mod 2^64, |res| < 2^41
   if (res != 0) {
     const bool rneg = (res < 0) != neg;
-    red.lo = round_pack(rneg, res < 0 ? uint64_t(0) - uint64_t(res) : uint64_t(res), ez, false, kSpecF32);
+    red.lo = round_pack(rneg, res < 0 ? uint64_t(0) - uint64_t(res) : uint64_t(res), ez, false, spec_f32());
   }
   return red;
 }
