@@ -14,7 +14,7 @@ IDS=configs/demo/prompt_ids.npy
 FEED=configs/demo/feed_ids.npy
 
 echo "== 1. synthesise the tiny model's INT4 weights (seeded)"
-$N3 synth --model configs/models/tiny.yaml --seed 1 -o "$OUT/tiny.n3w"
+$N3 synth -q --model configs/models/tiny.yaml --seed 1 -o "$OUT/tiny.n3w"
 
 echo "== 2. golden model, reference numerics: prefill + KV-cached decode"
 $N3 golden --model "$OUT/tiny.n3w" --ids "$IDS" --feed "$FEED" --numerics reference --dump "$OUT/reference" --force --dump-all
@@ -33,4 +33,7 @@ if $N3 golden --model "$OUT/tiny.n3w" --ids "$IDS" --feed "$FEED" --dump "$OUT/n
 else
   echo "== 5. NPU numerics: $(tail -n 1 "$OUT/npu.log")"
 fi
+echo "== 6. host sampling loop: greedy, then seeded top-p sampling (ids stream to stdout)"
+$N3 run --backend golden --numerics reference --model "$OUT/tiny.n3w" --ids "$IDS" --max-new 16
+$N3 run --backend golden --numerics reference --model "$OUT/tiny.n3w" --ids "$IDS" --max-new 16 --preset pccx --seed 7
 echo "demo done: dumps in $OUT/"
