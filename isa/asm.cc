@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <strings.h>
 #include <map>
 #include <set>
 #include <vector>
@@ -72,7 +73,7 @@ class Assembler {
     }
     for (uint32_t pc = 0; pc < prog_.code.size(); ++pc) {
       const Check c = check_word(prog_.code[pc]);
-      if (!c.ok()) err(pc_line_[pc], pc_col_[pc], c.message);
+      if (!c.ok() && (opt_.verify || !raw_word_[pc])) err(pc_line_[pc], pc_col_[pc], c.message);
       if (opt_.verify && opcode_bits(prog_.code[pc]) == static_cast<uint32_t>(Opcode::BR)) {
         const int64_t t = int64_t(pc) + decode_br(prog_.code[pc]).target;
         if (t < 0 || t > n) err(pc_line_[pc], pc_col_[pc], "branch target " + std::to_string(t) + " is outside the program");
@@ -124,10 +125,16 @@ class Assembler {
 
   // ---- values ----------------------------------------------------------------
 
-  bool parse_int(const std::string& s0, int64_t* v, bool* neg_out = nullptr) const {
+  static std::string strip_underscores(const std::string& s0) {
+    if (s0.find('_') == std::string::npos) return s0;
     std::string s;
     for (char c : s0)
       if (c != '_') s += c;
+    return s;
+  }
+
+  bool parse_int(const std::string& s0, int64_t* v, bool* neg_out = nullptr) const {
+    const std::string s = strip_underscores(s0);
     if (s.empty()) return false;
     bool neg = false;
     size_t i = 0;
@@ -166,9 +173,7 @@ class Assembler {
   }
 
   bool parse_u64(const std::string& s0, uint64_t* v) const {
-    std::string s;
-    for (char c : s0)
-      if (c != '_') s += c;
+    const std::string s = strip_underscores(s0);
     if (s.size() < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) {
       int64_t x;
       if (!parse_int(s, &x) || x < 0) return false;
@@ -223,7 +228,7 @@ class Assembler {
       uint32_t id = 0;
       bool found = false;
       for (int k = 0; k < kNumEngines; ++k)
-        if (lower(n) == lower(name_of(static_cast<Engine>(k)))) {
+        if (!strcasecmp(n.c_str(), name_of(static_cast<Engine>(k)))) {
           id = static_cast<uint32_t>(k);
           found = true;
         }
@@ -237,20 +242,20 @@ class Assembler {
 
   // Raw bits of field f for text value v (instruction at pc, or a record: pc < 0).
   uint64_t parse_field(const Line& l, const Tok& t, const FieldDef& f, const std::string& v, int64_t pc) const {
-    const std::string who = std::string("field ") + f.name;
+    auto who = [&] { return std::string("field ") + f.name; };
     const uint64_t maxraw = f.width >= 64 ? ~0ull : (1ull << f.width) - 1;
     switch (f.type) {
       case FieldType::Uint: {
         uint64_t x;
-        if (!parse_u64(v, &x)) err(l, t, who + ": '" + v + "' is not an unsigned integer");
-        if (x > maxraw) err(l, t, who + ": " + v + " does not fit " + std::to_string(f.width) + " bits");
+        if (!parse_u64(v, &x)) err(l, t, who() + ": '" + v + "' is not an unsigned integer");
+        if (x > maxraw) err(l, t, who() + ": " + v + " does not fit " + std::to_string(f.width) + " bits");
         return x;
       }
       case FieldType::Sint: {
         int64_t x;
-        if (!parse_int(v, &x)) err(l, t, who + ": '" + v + "' is not an integer");
+        if (!parse_int(v, &x)) err(l, t, who() + ": '" + v + "' is not an integer");
         const int64_t lo = -(int64_t(1) << (f.width - 1)), hi = (int64_t(1) << (f.width - 1)) - 1;
-        if (x < lo || x > hi) err(l, t, who + ": " + v + " does not fit a signed " + std::to_string(f.width) + "-bit field");
+        if (x < lo || x > hi) err(l, t, who() + ": " + v + " does not fit a signed " + std::to_string(f.width) + "-bit field");
         return static_cast<uint64_t>(x) & maxraw;
       }
       case FieldType::Offset: {
@@ -260,16 +265,16 @@ class Assembler {
           if (it == labels_.end()) err(l, t, "unknown label '" + v + "'");
           x = static_cast<int64_t>(it->second) - pc;
         } else if (!parse_int(v, &x)) {
-          err(l, t, who + ": '" + v + "' is neither a label nor an offset");
+          err(l, t, who() + ": '" + v + "' is neither a label nor an offset");
         }
         const int64_t lo = -(int64_t(1) << (f.width - 1)), hi = (int64_t(1) << (f.width - 1)) - 1;
-        if (x < lo || x > hi) err(l, t, who + ": offset " + std::to_string(x) + " out of reach");
+        if (x < lo || x > hi) err(l, t, who() + ": offset " + std::to_string(x) + " out of reach");
         return static_cast<uint64_t>(x) & maxraw;
       }
       case FieldType::Enum: {
         uint32_t x;
-        if (!enum_value(f.enum_id, v, &x)) err(l, t, who + ": '" + v + "' is not a " + enum_def(f.enum_id).name);
-        if (!((f.allowed >> x) & 1)) err(l, t, who + ": " + v + " is not allowed here");
+        if (!enum_value(f.enum_id, v, &x)) err(l, t, who() + ": '" + v + "' is not a " + enum_def(f.enum_id).name);
+        if (!((f.allowed >> x) & 1)) err(l, t, who() + ": " + v + " is not allowed here");
         return x;
       }
       case FieldType::Desc:
@@ -427,8 +432,9 @@ class Assembler {
     }
   }
 
-  void push_word(const Line& l, int col, uint64_t w) {
+  void push_word(const Line& l, int col, uint64_t w, bool raw = false) {
     prog_.code.push_back(w);
+    raw_word_.push_back(raw);
     pc_line_.push_back(l.no);
     pc_col_.push_back(col);
   }
@@ -436,7 +442,7 @@ class Assembler {
   void word_directive(const Line& l) {
     uint64_t w;
     if (l.toks.size() != 2 || !parse_u64(l.toks[1].text, &w)) err(l, l.toks[0], ".word takes one 64-bit value");
-    push_word(l, l.toks[0].col, w);
+    push_word(l, l.toks[0].col, w, true);
   }
 
   void tensor_directive(const Line& l) {
@@ -510,32 +516,44 @@ class Assembler {
     prog_.regions.push_back(std::move(r));
   }
 
+  // "gemv.mv" -> (opcode, sub-function); "gemv" -> (opcode, null) for the error message.
+  static const std::map<std::string, std::pair<const OpcodeDef*, const SubopDef*>>& mnemonics() {
+    static const auto* m = [] {
+      auto* t = new std::map<std::string, std::pair<const OpcodeDef*, const SubopDef*>>;
+      for (int i = 0; i < kNumOpcodes; ++i) {
+        const OpcodeDef* d = opcode_def_at(i);
+        (*t)[lower(d->name)] = {d, d->subop_field < 0 ? &d->subops[0] : nullptr};
+        for (int k = 0; k < d->n_subops && d->subop_field >= 0; ++k) (*t)[mnemonic(*d, d->subops[k])] = {d, &d->subops[k]};
+      }
+      return t;
+    }();
+    return *m;
+  }
+
   void instruction(const Line& l) {
     const Tok& head = l.toks[0];
-    const std::string mn = lower(head.text);
-    const size_t dot = mn.find('.');
-    const std::string opname = mn.substr(0, dot), subname = dot == std::string::npos ? "" : mn.substr(dot + 1);
-    const OpcodeDef* d = nullptr;
-    for (int i = 0; i < kNumOpcodes; ++i)
-      if (lower(opcode_def_at(i)->name) == opname) d = opcode_def_at(i);
-    if (!d) err(l, head, "unknown instruction '" + head.text + "'");
-    const SubopDef* s = nullptr;
-    if (d->subop_field < 0) {
-      if (!subname.empty()) err(l, head, std::string(d->name) + " has no sub-functions");
-      s = &d->subops[0];
-    } else {
-      for (int i = 0; i < d->n_subops; ++i)
-        if (lower(d->subops[i].name) == subname) s = &d->subops[i];
-      if (!s) {
-        std::string all;
-        for (int i = 0; i < d->n_subops; ++i) all += (i ? ", ." : "") + lower(d->subops[i].name);
-        err(l, head, "'" + head.text + "': " + lower(d->name) + " takes one of ." + all);
-      }
+    auto found = mnemonics().find(lower(head.text));
+    if (found == mnemonics().end()) {
+      const std::string op = lower(head.text.substr(0, head.text.find('.')));
+      auto base = mnemonics().find(op);
+      if (base == mnemonics().end()) err(l, head, "unknown instruction '" + head.text + "'");
+      const OpcodeDef* d = base->second.first;
+      if (d->subop_field < 0) err(l, head, std::string(d->name) + " has no sub-functions");
+      std::string all;
+      for (int i = 0; i < d->n_subops; ++i) all += (i ? ", ." : "") + lower(d->subops[i].name);
+      err(l, head, "'" + head.text + "': " + lower(d->name) + " takes one of ." + all);
+    }
+    const OpcodeDef* d = found->second.first;
+    const SubopDef* s = found->second.second;
+    if (!s) {
+      std::string all;
+      for (int i = 0; i < d->n_subops; ++i) all += (i ? ", ." : "") + lower(d->subops[i].name);
+      err(l, head, "'" + head.text + "': " + lower(d->name) + " takes one of ." + all);
     }
     const int64_t pc = static_cast<int64_t>(prog_.code.size());
     uint64_t w = uint64_t(static_cast<uint32_t>(d->opcode)) << kHdr_opcode_lo;
     if (d->subop_field >= 0) w = field_put(w, d->fields[d->subop_field], s->value);
-    std::set<int> given;
+    uint32_t given = 0;  // bit per field index
     for (size_t i = 1; i < l.toks.size(); ++i) {
       const Tok& t = l.toks[i];
       std::string k, v;
@@ -544,7 +562,8 @@ class Assembler {
       if (fi < 0 || fi == 0 || fi == d->subop_field)
         err(l, t, "'" + k + "' is not a field of " + mnemonic(*d, *s));
       if (!((s->used >> fi) & 1)) err(l, t, "field '" + k + "' is not used by " + mnemonic(*d, *s));
-      if (!given.insert(fi).second) err(l, t, "field '" + k + "' given twice");
+      if ((given >> fi) & 1) err(l, t, "field '" + k + "' given twice");
+      given |= 1u << fi;
       w = field_put(w, d->fields[fi], parse_field(l, t, d->fields[fi], v, pc));
     }
     for (int i = 0; i < s->n_operands; ++i) {
@@ -552,7 +571,7 @@ class Assembler {
       const FieldDef& f = d->fields[od.field];
       // Registers default to r0 and optional slots to '-'; everything else must be written.
       const bool defaultable = f.type == FieldType::Reg || od.optional;
-      if (!given.count(od.field) && !defaultable)
+      if (!((given >> od.field) & 1) && !defaultable)
         err(l, head, mnemonic(*d, *s) + " needs " + f.name + "=");
     }
     push_word(l, head.col, w);
@@ -567,6 +586,7 @@ class Assembler {
   std::set<std::string> tensor_names_;
   std::vector<std::pair<int, int>> tensor_lines_;
   std::vector<int> pc_line_, pc_col_;
+  std::vector<bool> raw_word_;  // from .word: judged only when verifying
 };
 
 }  // namespace

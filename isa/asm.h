@@ -31,8 +31,8 @@ struct AsmError : Error {
 
 struct AsmOptions {
   // Run verify_operands() on every instruction (operand slots exist, are well
-  // formed and have accepted dtypes). Off only to build programs that are
-  // meant to trap.
+  // formed and have accepted dtypes), branch targets, and .word values.
+  // Off only to build programs that are meant to trap.
   bool verify = true;
 };
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <strings.h>
 
 namespace n3::isa {
 
@@ -185,7 +186,7 @@ bool parse_float_text(const std::string& s, uint32_t* bits) {
 bool enum_value(EnumId id, const std::string& name, uint32_t* value) {
   const EnumDef& e = enum_def(id);
   for (int i = 0; i < e.count; ++i)
-    if (lower(e.values[i].name) == lower(name)) {
+    if (!strcasecmp(e.values[i].name, name.c_str())) {
       *value = e.values[i].value;
       return true;
     }

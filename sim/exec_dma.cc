@@ -82,18 +82,25 @@ void quantize_int8(FuncSim& m, const Issued& in, const View& dst, const View& sr
 
 void memcpy_op(FuncSim& m, const Issued& in) {
   const View &dst = in.op("dst"), &src = in.op("src");
+  const Dtype s = src.d.dtype, d = dst.d.dtype;
+  enum { Same, ToFloat, ToInt8 } kind;
+  if (s == d) kind = Same;
+  else if (dst.is_float()) kind = ToFloat;  // float, INT32, or scaled INT4 / INT8 sources
+  else if (d == Dtype::INT8 && src.is_float()) kind = ToInt8;
+  else m.trap(TrapKind::DtypeMismatch, in, "no conversion from " + dt(src) + " to " + dt(dst));
   if (dst.numel() != src.numel())
     m.trap(TrapKind::ShapeMismatch, in, "src " + shape(src) + " and dst " + shape(dst) + " hold different element counts");
-  const Dtype s = src.d.dtype, d = dst.d.dtype;
-  if (s == d) {
-    if (scaled_type(s)) copy_scaled(m, in, dst, src);
-    else copy_raw(m, dst, src);
-  } else if (dst.is_float()) {
-    convert_to_float(m, dst, src);  // float, INT32, or scaled INT4 / INT8 sources
-  } else if (d == Dtype::INT8 && src.is_float()) {
-    quantize_int8(m, in, dst, src);
-  } else {
-    m.trap(TrapKind::DtypeMismatch, in, "no conversion from " + dt(src) + " to " + dt(dst));
+  switch (kind) {
+    case Same:
+      if (scaled_type(s)) copy_scaled(m, in, dst, src);
+      else copy_raw(m, dst, src);
+      return;
+    case ToFloat:
+      convert_to_float(m, dst, src);
+      return;
+    case ToInt8:
+      quantize_int8(m, in, dst, src);
+      return;
   }
 }
 
