@@ -120,7 +120,8 @@ class Assembler {
       if (!l.labels.empty() || !l.toks.empty()) lines_.push_back(std::move(l));
       if (nl == text.size()) break;
     }
-    last_line_ = no;
+    last_line_ = (!text.empty() && text.back() == '\n') ? no - 1 : no;
+    if (last_line_ < 1) last_line_ = 1;
   }
 
   // ---- values ----------------------------------------------------------------

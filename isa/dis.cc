@@ -90,14 +90,20 @@ std::string disassemble_word(uint64_t w, const Program* p, uint32_t pc) {
 std::string desc_fields_text(const DescWords& w) {
   if (!check_desc(w.data()).ok())
     return "raw=" + hex(w[0]) + ":" + hex(w[1]) + ":" + hex(w[2]) + ":" + hex(w[3]);
-  std::string out;
+  // Where and what first (dtype, space, base, rows, cols, row_stride, always),
+  // then the register, ring and scale fields that are set, in table order.
+  std::string head, tail;
+  for (const char* n : {"dtype", "space", "base", "rows", "cols", "row_stride"})
+    for (int i = 0; i < kNumRecordFields_desc; ++i) {
+      const FieldDef& f = kRecordFields_desc[i];
+      if (!std::strcmp(f.name, n)) head += (head.empty() ? "" : " ") + std::string(n) + "=" + field_text(f, w[f.word], nullptr, 0);
+    }
   for (int i = 0; i < kNumRecordFields_desc; ++i) {
     const FieldDef& f = kRecordFields_desc[i];
-    const uint64_t raw = field_raw(w[f.word], f);
-    if (!raw && !always_shown(f.name)) continue;
-    out += (out.empty() ? "" : " ") + std::string(f.name) + "=" + field_text(f, w[f.word], nullptr, 0);
+    if (always_shown(f.name) || !field_raw(w[f.word], f)) continue;
+    tail += " " + std::string(f.name) + "=" + field_text(f, w[f.word], nullptr, 0);
   }
-  return out;
+  return head + tail;
 }
 
 std::string disassemble(const Program& p) {
