@@ -373,6 +373,37 @@ TEST(NumericsMac, Int8AndBfpBfpExact) {
       }
 }
 
+// The offline two-level quantiser: block scales in range, every weight within
+// half a step of its value, and the dot product close to the float one.
+TEST(NumericsMac, TwoLevelQuantiserRoundTrip) {
+  Gen g(8);
+  const int64_t n = 1000, group = 64, ng = (n + group - 1) / group;
+  std::vector<float> w(static_cast<size_t>(n)), x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) w[i] = g.f(-12, -6) * (i / group + 1), x[i] = g.f(-3, 3);
+  std::vector<uint8_t> packed(static_cast<size_t>((n + 1) / 2)), bs(static_cast<size_t>(ng));
+  float S = 0;
+  quantize_row_two_level(w.data(), n, group, 4, packed.data(), bs.data(), &S);
+  long double ref = 0, mag = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int b = bs[i / group];
+    ASSERT_GE(b, 1);
+    ASSERT_LE(b, 15);
+    const long double step = static_cast<long double>(b) * S;
+    const int q = int4_at(packed.data(), i);
+    const long double v = q * step;
+    if (q == 7 || q == -8) {  // clamped (b_g may round below s_g / S): only extremes get here
+      EXPECT_GE(std::fabs(w[i]), 6.5L * step) << i;
+    } else {
+      EXPECT_LE(std::fabs(v - w[i]), step / 2 * (1 + 1e-6L)) << i;
+    }
+    ref += v * x[i];
+    mag += std::fabs(v * x[i]);
+  }
+  const Quantised xq(x, 32, 16);
+  const float y = dot_int4_row_two_level(packed.data(), n, xq.v, bs.data(), group, S, Fmt::F32);
+  EXPECT_LE(std::fabs(y - ref), 1e-4 * mag);
+}
+
 // linear_npu: rows split over threads; identical bits for 1 and 2 threads and
 // equal to the row-by-row dot products; MatrixRef per-row and per-group views.
 TEST(NumericsMac, LinearDeterministicAcrossThreads) {
