@@ -44,6 +44,17 @@ const std::map<std::string, KeyDef>& schema() {
       {"kv.cap_tokens", {true, true, "KV ring capacity in tokens"}},
       {"kv.policy", {false, false, "at the cap: error | evict (sliding eviction keeping sinks)"}},
       {"kv.sink_tokens", {false, true, "attention-sink tokens kept by evict"}},
+      // NPU numerics (docs/numerics.md); absent keys take num::Formats' defaults.
+      {"numerics.act_format", {false, false, "activations in L2: f32 | bf16 | f16"}},
+      {"numerics.kv_format", {false, false, "KV cache: f16 | bf16 | int8"}},
+      {"numerics.score_format", {false, false, "attention scores: f32 | f16"}},
+      {"numerics.logits_format", {false, false, "logits: f32 | bf16 | f16"}},
+      {"numerics.bfp_block", {false, true, "BFP block size"}},
+      {"numerics.act_mantissa_bits", {false, true, "BFP mantissa bits of GEMV activations"}},
+      {"numerics.attn_mantissa_bits", {false, true, "BFP mantissa bits of attention operands"}},
+      {"numerics.weight_scale", {false, false, "per_row | per_group | two_level"}},
+      {"numerics.weight_group", {false, true, "inputs per weight scale group"}},
+      {"numerics.block_scale_bits", {false, true, "two_level: bits of the integer block scales"}},
   };
   return s;
 }
@@ -123,6 +134,18 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where) {
   for (const auto& [key, p] : hw.params)
     require(!p.is_number || p.number >= 0, where + ": '" + key + "' must not be negative");
   return hw;
+}
+
+num::Formats numerics_formats(const HwConfig& hw) {
+  num::Formats f;
+  for (const auto& [key, p] : hw.params) {
+    if (key.compare(0, 9, "numerics.") != 0) continue;
+    const std::string err = num::set_formats_field(f, key.substr(9), p.text);
+    require(err.empty(), hw.path + ": " + err);
+  }
+  const std::string problem = num::formats_problem(f);
+  require(problem.empty(), hw.path + ": incompatible numerics formats: " + problem);
+  return f;
 }
 
 HwConfig load_hw_config(const std::string& path) {

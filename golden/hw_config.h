@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include "golden/numerics/formats_config.h"
+
 namespace n3 {
 
 struct HwParam {
@@ -28,6 +30,9 @@ struct HwConfig {
 // Known keys: section.key -> (required, numeric). Unknown keys are errors.
 HwConfig load_hw_config(const std::string& path);
 HwConfig parse_hw_config(const std::string& text, const std::string& where);
+// The numerics section as num::Formats; throws naming the file and the
+// fields of an unknown value or an incompatible combination.
+num::Formats numerics_formats(const HwConfig& hw);
 // configs/hw/kv260.yaml, found relative to the working directory or the source tree.
 std::string default_hw_path();
 

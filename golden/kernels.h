@@ -5,10 +5,25 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "golden/weights.h"
 
 namespace n3 {
+
+// One layer's K or V cache in its storage format. `val` holds the stored
+// values as float32 ([row * kv_dim], dequantised for int8 caches); int8
+// caches also keep their codes and one scale per token and KV head
+// (`scale[head][row]`), which is what the NPU's attention reads.
+struct KvStore {
+  std::vector<float> val;
+  std::vector<int8_t> q8;
+  std::vector<std::vector<float>> scale;
+
+  bool empty() const { return val.empty(); }
+  // Keeps rows [0, sinks) and the last `recent` rows.
+  void trim(int64_t sinks, int64_t recent, int64_t kv_dim);
+};
 
 class Kernels {
  public:
@@ -16,6 +31,9 @@ class Kernels {
   virtual const char* name() const = 0;
   // y[t, :] = W x[t, :] for t < T.
   virtual void linear(const MatrixRef& w, const float* x, int64_t T, float* y) const = 0;
+  // The tied LM head: like linear, but the outputs are logits (their own
+  // storage format on the NPU).
+  virtual void lm_head(const MatrixRef& w, const float* x, int64_t T, float* y) const { linear(w, x, T, y); }
   // Per row of n: y = x / sqrt(mean(x^2) + eps) * w (w == nullptr: no weight).
   virtual void rmsnorm(const float* x, const float* w, int64_t rows, int64_t n, double eps,
                        float* y) const = 0;
@@ -27,19 +45,28 @@ class Kernels {
   virtual void gelu_inplace(float* x, int64_t n) const = 0;  // tanh approximation
   // Half-split (NeoX) RoPE on `heads` vectors of head_dim at position pos.
   virtual void rope(float* x, int64_t heads, int64_t head_dim, int64_t pos, double theta) const = 0;
-  // One query row of attention: scores q.k_j (no scale) for j in [lo, hi],
-  // softmax, out = sum_j p_j v_j. k/v rows are `stride` floats apart.
-  virtual void attend(const float* q, const float* k, const float* v, int64_t stride, int64_t lo,
-                      int64_t hi, int64_t head_dim, float* out) const = 0;
+  // One query row of attention against KV head `kvh`: scores q.k_j (no
+  // scale) for cache rows j in [lo, hi], softmax, out = sum_j p_j v_j.
+  virtual void attend(const float* q, const KvStore& k, const KvStore& v, int64_t kvh, int64_t kv_heads,
+                      int64_t lo, int64_t hi, int64_t head_dim, float* out) const = 0;
   // x <- relu(x - (mean + mult * std)), population std.
   virtual void gaussian_topk(float* x, int64_t n, float mult) const = 0;
-  // x <- cap * tanh(x / cap).
+  // x <- cap * tanh(x / cap), in the logits' format.
   virtual void softcap(float* x, int64_t n, float cap) const = 0;
-  // Rounds K/V to the cache's storage format before they are stored.
-  virtual void to_kv_format(float* x, int64_t n) const = 0;
+  // Rounds a materialised activation to its storage format (L2).
+  virtual void store(float* x, int64_t n) const = 0;
+  // Converts T rows of [kv_heads * head_dim] to the cache format (in place:
+  // `rows` then holds the stored values) and appends them to `s`.
+  virtual void append_kv(KvStore& s, float* rows, int64_t T, int64_t kv_heads, int64_t head_dim) const = 0;
 };
 
 std::unique_ptr<Kernels> make_reference_kernels();
+// The NPU's bit-exact arithmetic (docs/numerics.md) with the formats of a
+// hardware file's numerics section.
+namespace num {
+struct Formats;
+}
+std::unique_ptr<Kernels> make_npu_kernels(const num::Formats& f);
 
 // Inverse standard normal CDF in float64 (torch.distributions.Normal.icdf), so
 // the Gaussian top-k multiplier for sparsity 0.95 is 1.6448536 as in HF.

@@ -72,8 +72,11 @@ class ReferenceKernels : public Kernels {
     }
   }
 
-  void attend(const float* q, const float* k, const float* v, int64_t stride, int64_t lo,
+  void attend(const float* q, const KvStore& ks, const KvStore& vs, int64_t kvh, int64_t kv_heads, int64_t lo,
               int64_t hi, int64_t hd, float* out) const override {
+    const int64_t stride = kv_heads * hd;
+    const float* k = ks.val.data() + kvh * hd;
+    const float* v = vs.val.data() + kvh * hd;
     std::vector<double> s(static_cast<size_t>(hi - lo + 1));
     double mx = -INFINITY;
     for (int64_t j = lo; j <= hi; ++j) {
@@ -108,10 +111,21 @@ class ReferenceKernels : public Kernels {
     for (int64_t i = 0; i < n; ++i) x[i] = float(double(cap) * std::tanh(double(x[i]) / double(cap)));
   }
 
-  void to_kv_format(float*, int64_t) const override {}  // the reference cache is float32
+  void store(float*, int64_t) const override {}  // reference activations are float32
+  void append_kv(KvStore& s, float* rows, int64_t T, int64_t kv_heads, int64_t hd) const override {
+    s.val.insert(s.val.end(), rows, rows + T * kv_heads * hd);  // the reference cache is float32
+  }
 };
 
 }  // namespace
+
+void KvStore::trim(int64_t sinks, int64_t recent, int64_t kv_dim) {
+  const int64_t n = static_cast<int64_t>(val.size()) / kv_dim;
+  if (sinks + recent >= n) return;
+  val.erase(val.begin() + sinks * kv_dim, val.begin() + (n - recent) * kv_dim);
+  if (!q8.empty()) q8.erase(q8.begin() + sinks * kv_dim, q8.begin() + (n - recent) * kv_dim);
+  for (auto& s : scale) s.erase(s.begin() + sinks, s.begin() + (n - recent));
+}
 
 std::unique_ptr<Kernels> make_reference_kernels() { return std::make_unique<ReferenceKernels>(); }
 

@@ -80,14 +80,11 @@ GoldenModel::~GoldenModel() = default;
 void Sequence::evict(int64_t sinks, int64_t recent, int64_t kv_dim) {
   const int64_t n = cached();
   if (sinks + recent >= n) return;
-  auto trim = [&](auto& v, int64_t w) {
-    v.erase(v.begin() + sinks * w, v.begin() + (n - recent) * w);
-  };
-  trim(positions, 1);
+  positions.erase(positions.begin() + sinks, positions.begin() + (n - recent));
   for (auto& layer : k)
-    if (!layer.empty()) trim(layer, kv_dim);
+    if (!layer.empty()) layer.trim(sinks, recent, kv_dim);
   for (auto& layer : v)
-    if (!layer.empty()) trim(layer, kv_dim);
+    if (!layer.empty()) layer.trim(sinks, recent, kv_dim);
 }
 
 Sequence GoldenModel::new_sequence() const {
@@ -105,6 +102,7 @@ void GoldenModel::embed(const std::vector<int32_t>& ids, Tensor& x0) const {
     dequant_row(E, ids[t], x0.row(t));
     for (int i = 0; i < cfg_.hidden; ++i) x0.row(t)[i] *= scale;
   }
+  k_->store(x0.ptr(), x0.size());
 }
 
 // pli = (RMSNorm((x0 W_plp^T) * D^-0.5, w_plpn) + E_pl[id] * sqrt(P)) / sqrt(2), [T, L, P]
@@ -113,6 +111,7 @@ void GoldenModel::per_layer_inputs(const std::vector<int32_t>& ids, const Tensor
   k_->linear(w_->matrix("per_layer_model_projection.weight"), x0.ptr(), T, pli.ptr());
   const float proj_scale = 1.0f / std::sqrt(float(cfg_.hidden));
   for (float& v : pli.data) v *= proj_scale;
+  k_->store(pli.ptr(), pli.size());
   k_->rmsnorm(pli.ptr(), plp_norm_.data(), T * cfg_.layers, cfg_.pl_dim, cfg_.rms_eps, pli.ptr());
   const MatrixRef Epl = w_->matrix("embed_tokens_per_layer.weight");
   const float ple_scale = std::sqrt(float(cfg_.pl_dim)), mix = 1.0f / std::sqrt(2.0f);
@@ -122,6 +121,7 @@ void GoldenModel::per_layer_inputs(const std::vector<int32_t>& ids, const Tensor
     float* r = pli.row(t);
     for (int64_t i = 0; i < LP; ++i) r[i] = (r[i] + ple[i] * ple_scale) * mix;
   }
+  k_->store(pli.ptr(), pli.size());
 }
 
 // h0 = x0; h_k = (x0 W_ap[k-1]^T) rescaled to rms(x0).
@@ -142,6 +142,7 @@ void GoldenModel::router(const LayerW& w, const float* x, int64_t T, float* m) c
   k_->rmsnorm(x, w.router_norm.data(), T, D, cfg_.rms_eps, xn.data());
   const float inv_d = 1.0f / float(D);
   for (float& v : xn) v *= inv_d;
+  k_->store(xn.data(), xn.size());
   k_->linear(w.router, xn.data(), T, m);
   k_->tanh_inplace(m, T * cfg_.altup_streams);
 }
@@ -161,6 +162,7 @@ void GoldenModel::predict(const LayerW& w, const std::vector<Tensor>& h, std::ve
         for (int64_t q = 0; q < S; ++q) acc += c[t * S * S + p * S + q] * h[q].row(t)[i];
         pred[p].row(t)[i] += acc;
       }
+    k_->store(pred[p].ptr(), pred[p].size());
   }
 }
 
@@ -172,6 +174,7 @@ void GoldenModel::laurel(const LayerW& w, const Tensor& an, Tensor& lo) const {
   k_->linear(w.lr, mid.data(), T, lo.ptr());
   k_->rmsnorm(lo.ptr(), w.laurel_norm.data(), T, D, cfg_.rms_eps, lo.ptr());
   for (int64_t i = 0; i < T * D; ++i) lo.data[i] += an.data[i];
+  k_->store(lo.ptr(), lo.size());
 }
 
 void GoldenModel::attention(int l, const LayerW& w, const Tensor& an, Sequence& seq, Phase ph, Recorder* rec,
@@ -192,20 +195,18 @@ void GoldenModel::attention(int l, const LayerW& w, const Tensor& an, Sequence& 
     for (int64_t t = 0; t < T; ++t) k_->rope(kk.row(t), KVH, hd, p0 + t, theta);
     k_->linear(w.v, an.ptr(), T, vv.ptr());
     k_->rmsnorm(vv.ptr(), nullptr, T * KVH, hd, cfg_.rms_eps, vv.ptr());
-    k_->to_kv_format(kk.ptr(), kk.size());
-    k_->to_kv_format(vv.ptr(), vv.size());
+    require(int64_t(seq.k[l].val.size()) == (seq.cached() - T) * KVD,
+            "golden: KV cache of layer " + std::to_string(l) + " out of step with the sequence");
+    k_->append_kv(seq.k[l], kk.ptr(), T, KVH, hd);
+    k_->append_kv(seq.v[l], vv.ptr(), T, KVH, hd);
     record(rec, ph, Op::AttnK, l, kk.shape, kk.ptr());
     record(rec, ph, Op::AttnV, l, vv.shape, vv.ptr());
-    require(int64_t(seq.k[l].size()) == (seq.cached() - T) * KVD,
-            "golden: KV cache of layer " + std::to_string(l) + " out of step with the sequence");
-    seq.k[l].insert(seq.k[l].end(), kk.data.begin(), kk.data.end());
-    seq.v[l].insert(seq.v[l].end(), vv.data.begin(), vv.data.end());
   }
 
   // KV-shared layers read the (post-norm, post-RoPE) cache of their source layer.
   const int src = cfg_.kv_source(l);
-  const float* K = seq.k[src].data();
-  const float* V = seq.v[src].data();
+  const KvStore& K = seq.k[src];
+  const KvStore& V = seq.v[src];
   const int64_t group = H / KVH;
   Tensor ctx({T, H * hd});
   const std::vector<int64_t>& pos = seq.positions;  // sorted ascending
@@ -217,7 +218,7 @@ void GoldenModel::attention(int l, const LayerW& w, const Tensor& an, Sequence& 
     const int64_t hi = std::upper_bound(pos.begin(), pos.end(), qpos) - pos.begin() - 1;
     for (int64_t h = 0; h < H; ++h) {
       const int64_t kvh = h / group;
-      k_->attend(q.row(t) + h * hd, K + kvh * hd, V + kvh * hd, KVD, lo, hi, hd, ctx.row(t) + h * hd);
+      k_->attend(q.row(t) + h * hd, K, V, kvh, KVH, lo, hi, hd, ctx.row(t) + h * hd);
     }
   }
   record(rec, ph, Op::AttnCtx, l, ctx.shape, ctx.ptr());
@@ -237,6 +238,7 @@ void GoldenModel::mlp(int l, const LayerW& w, const Tensor& x, Phase ph, Recorde
   record(rec, ph, Op::MlpUp, l, u.shape, u.ptr());
   k_->gelu_inplace(g.ptr(), g.size());
   for (int64_t i = 0; i < T * F; ++i) g.data[i] *= u.data[i];
+  k_->store(g.ptr(), g.size());
   record(rec, ph, Op::MlpAct, l, g.shape, g.ptr());
   k_->linear(w.down, g.ptr(), T, y.ptr());
   record(rec, ph, Op::MlpDown, l, y.shape, y.ptr());
@@ -250,11 +252,13 @@ void GoldenModel::correct(const LayerW& w, const std::vector<Tensor>& pred, cons
   std::vector<float> cc(static_cast<size_t>(T * S));
   k_->linear(w.corr, m2, T, cc.data());
   for (float& v : cc) v += 1.0f;
+  k_->store(cc.data(), cc.size());
   for (int64_t p = 0; p < S; ++p) {
     corr[p] = pred[p];
     for (int64_t t = 0; t < T; ++t)
       for (int64_t i = 0; i < D; ++i)
         corr[p].row(t)[i] += (o.row(t)[i] - pred[0].row(t)[i]) * cc[t * S + p];
+    k_->store(corr[p].ptr(), corr[p].size());
   }
 }
 
@@ -266,18 +270,22 @@ void GoldenModel::per_layer_mix(int l, const LayerW& w, const Tensor& pli, std::
   if (cfg_.altup_correct_scale)
     for (int64_t t = 0; t < T; ++t)
       for (int64_t i = 0; i < D; ++i) gin.row(t)[i] *= w.out_scale[i];
+  k_->store(gin.ptr(), gin.size());
   Tensor f({T, P});
   k_->linear(w.pl_gate, gin.ptr(), T, f.ptr());
   k_->gelu_inplace(f.ptr(), f.size());
   for (int64_t t = 0; t < T; ++t)
     for (int64_t i = 0; i < P; ++i) f.row(t)[i] *= pli.row(t)[int64_t(l) * P + i];
+  k_->store(f.ptr(), f.size());
   record(rec, ph, Op::PleGate, l, f.shape, f.ptr());
   Tensor add({T, D});
   k_->linear(w.pl_proj, f.ptr(), T, add.ptr());
   k_->rmsnorm(add.ptr(), w.post_pl.data(), T, D, cfg_.rms_eps, add.ptr());
   record(rec, ph, Op::PleOut, l, add.shape, add.ptr());
-  for (int s = 1; s < cfg_.altup_streams; ++s)
+  for (int s = 1; s < cfg_.altup_streams; ++s) {
     for (int64_t i = 0; i < T * D; ++i) corr[s].data[i] += add.data[i];
+    k_->store(corr[s].ptr(), corr[s].size());
+  }
 }
 
 void GoldenModel::decoder_layer(int l, std::vector<Tensor>& h, const Tensor& pli, Sequence& seq, Phase ph,
@@ -304,8 +312,10 @@ void GoldenModel::decoder_layer(int l, std::vector<Tensor>& h, const Tensor& pli
   k_->rmsnorm(attn.ptr(), w.post_attn.data(), T, D, cfg_.rms_eps, attn.ptr());
   Tensor al({T, D});
   for (int64_t i = 0; i < T * D; ++i) attn.data[i] += a.data[i];  // ag
+  k_->store(attn.ptr(), attn.size());
   record(rec, ph, Op::AttnGated, l, attn.shape, attn.ptr());
   for (int64_t i = 0; i < T * D; ++i) al.data[i] = (attn.data[i] + lo.data[i]) * inv_sqrt2;
+  k_->store(al.ptr(), al.size());
   record(rec, ph, Op::AttnLaurel, l, al.shape, al.ptr());
 
   Tensor xn({T, D}), y({T, D});
@@ -313,6 +323,7 @@ void GoldenModel::decoder_layer(int l, std::vector<Tensor>& h, const Tensor& pli
   mlp(l, w, xn, ph, rec, y);
   k_->rmsnorm(y.ptr(), w.post_ffn.data(), T, D, cfg_.rms_eps, y.ptr());
   for (int64_t i = 0; i < T * D; ++i) y.data[i] += al.data[i];  // o
+  k_->store(y.ptr(), y.size());
   record(rec, ph, Op::FfnOut, l, y.shape, y.ptr());
 
   std::vector<Tensor> corr(S);
@@ -342,11 +353,12 @@ void GoldenModel::final_logits(std::vector<Tensor>& h, Phase ph, Recorder* rec, 
     for (int s = 0; s < S; ++s) acc += h[s].data[i];
     x.data[i] = acc / float(S);
   }
+  k_->store(x.ptr(), x.size());
   k_->rmsnorm(x.ptr(), final_norm_.data(), T, D, cfg_.rms_eps, x.ptr());
   record(rec, ph, Op::FinalNorm, -1, x.shape, x.ptr());
   const int64_t rows = last_only ? 1 : T;
   logits = Tensor({rows, cfg_.vocab});
-  k_->linear(w_->matrix("embed_tokens.weight"), x.row(T - rows), rows, logits.ptr());
+  k_->lm_head(w_->matrix("embed_tokens.weight"), x.row(T - rows), rows, logits.ptr());
   if (cfg_.softcap > 0) k_->softcap(logits.ptr(), logits.size(), float(cfg_.softcap));
   record(rec, ph, Op::Logits, -1, logits.shape, logits.ptr());
 }

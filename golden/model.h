@@ -18,14 +18,14 @@ namespace n3 {
 
 // One sequence's state: the KV cache of every cache-owning layer and the
 // next position. K/V rows are [kv_heads * head_dim] floats in the cache's
-// storage format (Kernels::to_kv_format). `positions` lists the token
+// storage format (Kernels::append_kv). `positions` lists the token
 // position of each cached row (the same for every layer); it is 0..pos-1
 // until the host evicts rows (host_driver's KV policy), after which
 // attention masks by position, not by row index.
 struct Sequence {
   int64_t pos = 0;
   std::vector<int64_t> positions;
-  std::vector<std::vector<float>> k, v;  // [layer][row * kv_dim]
+  std::vector<KvStore> k, v;  // per layer; empty for KV-shared layers
 
   int64_t cached() const { return static_cast<int64_t>(positions.size()); }
   // Keeps the first `sinks` rows and the last `recent` rows of every layer.

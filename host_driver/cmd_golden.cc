@@ -41,7 +41,8 @@ int cmd_golden(const Args& a) {
   if (file_exists(dump) && !force) prepare_output_dir(dump, false);
 
   HwConfig hwc = load_hw_config(hw);
-  std::shared_ptr<const WeightSource> w = open_weights(model);
+  require(numerics == "npu" || numerics == "reference", "--numerics must be 'npu' or 'reference' (is '" + numerics + "')");
+  std::shared_ptr<const WeightSource> w = open_weights_for(model, numerics);
   const ModelConfig& cfg = w->config();
   std::vector<int32_t> ids = read_ids(ids_path, cfg.vocab);
   std::vector<int32_t> feed;

@@ -6,9 +6,13 @@
 
 #include "golden/hw_config.h"
 #include "golden/kernels.h"
+#include "golden/weights.h"
 
 namespace n3 {
 
 std::unique_ptr<Kernels> make_kernels(const std::string& numerics, const HwConfig& hw);
+// The weights as the numerics need them: float checkpoints are quantised to
+// INT4 on load for the NPU (never converted silently in reference mode).
+std::shared_ptr<const WeightSource> open_weights_for(const std::string& path, const std::string& numerics);
 
 }  // namespace n3

@@ -80,7 +80,9 @@ inline void linear_npu(const Int4Matrix& w, const float* x, int64_t T, float* y,
   std::vector<BfpView> xv(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; ++t)
     xv[t] = bfp_quantize(x + t * w.cols, w.cols, B, f.act_mant_bits, mant.data() + t * nb * B, exps.data() + t * nb);
-#pragma omp parallel for schedule(static)
+  // Small GEMVs are not worth waking threads for (and on a busy machine the
+  // wake-up costs more than the work).
+#pragma omp parallel for schedule(static) if (w.rows * w.cols * T >= (1 << 18))
   for (int64_t o = 0; o < w.rows; ++o)
     for (int64_t t = 0; t < T; ++t) y[t * w.rows + o] = linear_row(w, o, xv[t], out);
 }
@@ -91,7 +93,7 @@ inline void linear_npu(const MatrixRef& m, const float* x, int64_t T, float* y, 
 
 // Per row of n: RMSNorm (ops.h) rounded to `out`; rows in parallel.
 inline void rmsnorm_rows(const float* x, const float* w, int64_t rows, int64_t n, float eps, float* y, Fmt out) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * n >= (1 << 16))
   for (int64_t r = 0; r < rows; ++r) rmsnorm(x + r * n, w, n, eps, y + r * n, out);
 }
 
