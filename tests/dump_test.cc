@@ -59,9 +59,12 @@ TEST(Dump, DocsTableListsEveryOpOfTheOneList) {
   }
 }
 
-TEST(Dump, GoldenDumpsAreByteIdenticalAcrossRunsAndThreadCounts) {
+class DumpDeterminism : public ::testing::TestWithParam<const char*> {};
+INSTANTIATE_TEST_SUITE_P(Numerics, DumpDeterminism, ::testing::Values("reference", "npu"));
+
+TEST_P(DumpDeterminism, GoldenDumpsAreByteIdenticalAcrossRunsAndThreadCounts) {
   const std::string f = test::fixture("gemma3n-dev");
-  const std::string args = "golden --numerics reference --model " + f + "/hf --ids " + f +
+  const std::string args = "golden --numerics " + std::string(GetParam()) + " --model " + f + "/hf --ids " + f +
                            "/prompt_ids.npy --dump-all --feed " + f + "/prompt_ids.npy --dump ";
   const std::string d1 = test::temp_dir("d1"), d2 = test::temp_dir("d2"), d3 = test::temp_dir("d3");
   ASSERT_EQ(test::run_n3(args + d1 + " --force").status, 0);
