@@ -419,6 +419,18 @@ def gen_cpp(isa):
         w("  return w;")
         w("}")
         w("")
+    w("// Decodes w with its opcode's typed decoder and encodes the result again:")
+    w("// w itself for every valid word (a word with reserved bits set loses them).")
+    w("inline uint64_t reencode(uint64_t w) {")
+    w("  switch (opcode_bits(w)) {")
+    for op in isa.opcodes:
+        w(f"    case {op.value}:")
+        w(f"      return encode(decode_{op.name.lower()}(w));")
+    w("    default:")
+    w("      return w;")
+    w("  }")
+    w("}")
+    w("")
     # records
     w("// ---- table records -------------------------------------------------------")
     for rname, r in isa.records.items():
@@ -921,6 +933,28 @@ def reserved_ranges(mask, bits=64):
     return out
 
 
+def gen_dict(isa):
+    """A libFuzzer dictionary of the assembler's words (fuzz/asm_fuzz.cc)."""
+    words = {".isa", ".desc", ".const", ".tensor", ".region", ".word", "raw=", "f32", "i32", "at=", "desc=",
+             "role=", "size=", "-", "#", "|", ":", "0x", "r0", "r15", "nan", "inf", "end"}
+    for op in isa.opcodes:
+        words.add(op.name.lower())
+        for sub in op.subops:
+            if sub.name:
+                words.add(f"{op.name.lower()}.{sub.name.lower()}")
+        for f in op.all_fields:
+            words.add(f.name + "=")
+    for r in isa.records.values():
+        for f in r["fields"]:
+            words.add(f.name + "=")
+    for e in isa.enums.values():
+        for v in e.values:
+            words.add(v.name.lower())
+    for e in isa.engines:
+        words.add(e["name"].lower())
+    return "".join(f'"{w}"\n' for w in sorted(words))
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -957,6 +991,7 @@ def main():
     write_if_changed(os.path.join(a.out, "n3_isa_pkg.sv"), gen_sv(isa))
     write_if_changed(os.path.join(a.out, "n3_isa_decode.sv"), gen_sv_decode(isa))
     write_if_changed(os.path.join(a.out, "isa.md"), gen_md(isa, intro))
+    write_if_changed(os.path.join(a.out, "asm.dict"), gen_dict(isa))
     return 0
 
 

@@ -172,7 +172,7 @@ std::vector<uint8_t> serialize(const Program& p) {
   return out;
 }
 
-Program parse_program(const uint8_t* data, size_t size, const std::string& what) {
+Program parse_program(const uint8_t* data, size_t size, const std::string& what, bool check_crc) {
   auto bad = [&](const std::string& m) { return Error(what + ": " + m); };
   if (size < kProgramHeaderBytes) throw bad("too short for an n3 program (" + std::to_string(size) + " bytes)");
   if (std::memcmp(data, kMagic, 8) != 0) throw bad("not an n3 program (bad magic; assemble it with 'n3 asm')");
@@ -202,7 +202,7 @@ Program parse_program(const uint8_t* data, size_t size, const std::string& what)
   if (need != size)
     throw bad("size " + std::to_string(size) + " bytes does not match its header (" + std::to_string(need) +
               " bytes): truncated or corrupt");
-  if (crc32(data + kProgramHeaderBytes, size - kProgramHeaderBytes) != crc)
+  if (check_crc && crc32(data + kProgramHeaderBytes, size - kProgramHeaderBytes) != crc)
     throw bad("checksum mismatch: the file is corrupt");
 
   Program p;
@@ -230,6 +230,7 @@ Program parse_program(const uint8_t* data, size_t size, const std::string& what)
     return s;
   };
   std::set<std::pair<int, std::string>> seen;
+  std::set<std::pair<int, uint32_t>> named;
   for (uint64_t i = 0; i < n_sym; ++i, sym += kSymBytes) {
     const std::string who = "symbol " + std::to_string(i);
     Symbol s;
@@ -259,6 +260,8 @@ Program parse_program(const uint8_t* data, size_t size, const std::string& what)
     }
     if (s.kind != SymKind::Tensor && s.at != -1) throw bad(who2 + ": 'at' must be -1");
     if (!seen.insert({kind, s.name}).second) throw bad(who2 + ": name defined twice");
+    if ((s.kind == SymKind::Desc || s.kind == SymKind::Const) && !named.insert({kind, s.index}).second)
+      throw bad(who2 + ": slot " + std::to_string(s.index) + " already has a name");
     p.symbols.push_back(std::move(s));
   }
   for (uint64_t i = 0; i < n_reg; ++i, reg += kRegionBytes) {

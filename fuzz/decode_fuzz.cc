@@ -1,0 +1,4 @@
+// libFuzzer entry point of fuzz_decode (fuzz/targets.h has the checks).
+#include "fuzz/targets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return n3::fuzz::fuzz_decode(data, size); }
