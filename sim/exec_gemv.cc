@@ -97,7 +97,7 @@ void mv(FuncSim& m, const Issued& in) {
       }
     }
   }
-  m.stats_mut().macs += static_cast<uint64_t>(T * N * K);
+  m.stats_mut().macs += static_cast<uint64_t>(T) * static_cast<uint64_t>(N) * static_cast<uint64_t>(K);
   write_rows(m, y, res);
 }
 
@@ -164,7 +164,7 @@ void qk(FuncSim& m, const Issued& in) {
       }
     }
   }
-  m.stats_mut().macs += static_cast<uint64_t>(g.H * g.n * g.d);
+  m.stats_mut().macs += static_cast<uint64_t>(g.H) * static_cast<uint64_t>(g.n) * static_cast<uint64_t>(g.d);
   write_rows(m, s, res);
 }
 
@@ -229,7 +229,7 @@ void pv(FuncSim& m, const Issued& in) {
                                                     : num::dot_bfp_bfp(pq[static_cast<size_t>(h)], vc, 1.0f, out);
     }
   }
-  m.stats_mut().macs += static_cast<uint64_t>(g.H * g.n * g.d);
+  m.stats_mut().macs += static_cast<uint64_t>(g.H) * static_cast<uint64_t>(g.n) * static_cast<uint64_t>(g.d);
   write_rows(m, y, res);
 }
 

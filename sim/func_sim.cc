@@ -171,9 +171,10 @@ View FuncSim::resolve_desc(uint32_t slot, const OperandDef& od, const std::strin
   v.cols = v.d.cols;
   if (v.d.row_reg) {
     v.row_off = regs_[v.d.row_reg];
-    if (v.row_off < 0)
+    if (v.row_off < 0 || (!v.d.ring && v.row_off > (int64_t(1) << 40)))
       trap_at(TrapKind::OutOfRange, pc, dn + ": row offset r" + std::to_string(v.d.row_reg) + " = " +
-                                            std::to_string(v.row_off) + " is negative");
+                                            std::to_string(v.row_off) + (v.row_off < 0 ? " is negative" : " is beyond any space"));
+    if (v.d.ring) v.row_off %= static_cast<int64_t>(v.d.rows);  // positions grow without bound; the ring wraps them
   }
   if (v.d.dyn_reg) {
     const int64_t x = regs_[v.d.dyn_reg];

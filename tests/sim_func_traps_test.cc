@@ -137,6 +137,14 @@ TEST(SimFuncTraps, DivideByZero) {
               {TrapKind::DivideByZero, 1, "divisor is 0"});
 }
 
+TEST(SimFuncTraps, EveryKindIsDocumented) {
+  const std::string doc = read_file_text(source_dir() + "/docs/sim.md");
+  for (int k = 0; k < sim::kNumTrapKinds; ++k) {
+    const std::string name = std::string("`") + sim::trap_name(static_cast<TrapKind>(k)) + "`";
+    EXPECT_NE(doc.find(name), std::string::npos) << name << " is missing from docs/sim.md";
+  }
+}
+
 TEST(SimFuncTraps, EveryKindHasATest) {
   // The suite above covers each of the kinds; this pins the count so a new
   // kind cannot be added without a test program.
