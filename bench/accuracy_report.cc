@@ -14,6 +14,7 @@
 #include <memory>
 #include <cstring>
 #include <string>
+#include <iterator>
 #include <vector>
 
 #include "golden/dump.h"
@@ -76,7 +77,7 @@ DumpCollector run(std::shared_ptr<const WeightSource> w, std::unique_ptr<Kernels
 int main(int argc, char** argv) {
   try {
     if (argc < 2) {
-      std::fprintf(stderr, "usage: accuracy_report FIXTURE_DIR | --synth MODEL.yaml T\n");
+      std::fprintf(stderr, "usage: accuracy_report FIXTURE_DIR | --synth MODEL.yaml T [VARIANTS]\n");
       return 2;
     }
     const HwConfig hw = load_hw_config(std::string(N3_SOURCE_DIR) + "/configs/hw/kv260.yaml");
@@ -115,7 +116,9 @@ int main(int argc, char** argv) {
     std::printf(" logits |\n|---|---|");
     for (size_t l = 0; l <= ref_layers.size(); ++l) std::printf("---|");
     std::printf("\n");
-    for (const Variant& v : kVariants) {
+    const int nvar = !std::strcmp(argv[1], "--synth") && argc > 4 ? std::atoi(argv[4]) : int(std::size(kVariants));
+    for (int vi = 0; vi < nvar && vi < int(std::size(kVariants)); ++vi) {
+      const Variant& v = kVariants[vi];
       num::Formats f = numerics_formats(hw);
       int64_t group = 0;
       if (v.edit) v.edit(f);

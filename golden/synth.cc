@@ -62,11 +62,22 @@ void synth_int4(const N3wTensor& t, const WeightSpec& s, const CounterRng& tk, s
   }
 }
 
-// AltUp coefficient matrices ~ N(0, 0.3^2); norm weights and scalars U(0.5, 1.5).
+bool ends_with(const std::string& s, const std::string& e) {
+  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+}
+
+// AltUp coefficient matrices ~ N(0, 0.3^2); norm weights and scalars U(0.5, 1.5),
+// except q_norm/k_norm, scaled by head_dim^-1/4: Gemma 3n has no 1/sqrt(d)
+// attention scale, so with unit weights scores have std ~sqrt(d) (16 at d =
+// 256), attention is nearly one-hot and the random model becomes chaotic (any
+// rounding flips which key wins). With the scale, scores have std ~1 at every
+// head dim, as in a trained model.
 void synth_f32(const N3wTensor& t, const CounterRng& tk, size_t index, N3wWriter& w) {
   std::vector<float> v(static_cast<size_t>(numel(t.shape)));
+  const bool qk_norm = ends_with(t.name, "q_norm.weight") || ends_with(t.name, "k_norm.weight");
+  const float qk_scale = qk_norm ? float(1.0 / std::sqrt(std::sqrt(double(v.size())))) : 1.0f;
   for (size_t n = 0; n < v.size(); ++n)
-    v[n] = t.kind == WeightKind::FloatMatrix ? kAltupStd * tk.normal(n) : 0.5f + tk.uniform(n);
+    v[n] = t.kind == WeightKind::FloatMatrix ? kAltupStd * tk.normal(n) : (0.5f + tk.uniform(n)) * qk_scale;
   w.append_f32(index, t.rows(), v.data());
 }
 
