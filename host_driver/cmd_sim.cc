@@ -54,13 +54,6 @@ sim::Capacities capacities(const HwConfig& hw) {
   return c;
 }
 
-num::Formats formats(const HwConfig& hw) {
-  std::vector<std::pair<std::string, std::string>> kv;
-  for (const auto& [k, p] : hw.params)
-    if (k.rfind("numerics.", 0) == 0) kv.emplace_back(k.substr(9), p.text);
-  return sim::formats_from_hw_params(kv, hw.path);
-}
-
 void write_stats(const std::string& path, const sim::FuncSim& s) {
   const sim::Stats& st = s.stats();
   nlohmann::ordered_json j;
@@ -115,7 +108,7 @@ int cmd_sim(const Args& a) {
   const std::vector<uint8_t> bin = read_file_bytes(program);
   isa::Program prog = isa::parse_program(bin.data(), bin.size(), program);
   sim::SimOptions opt;
-  opt.formats = formats(hwc);
+  opt.formats = numerics_formats(hwc);
   opt.caps = capacities(hwc);
   opt.hazards = vm.count("no-hazard-check") == 0;
   opt.max_steps = max_steps;

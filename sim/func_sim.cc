@@ -510,16 +510,4 @@ void FuncSim::trace(int engine, uint32_t pc, const std::string& extra) {
                name_of(static_cast<Engine>(engine)), pc, dis(pc).c_str(), extra.empty() ? "" : "  ; ", extra.c_str());
 }
 
-num::Formats formats_from_hw_params(const std::vector<std::pair<std::string, std::string>>& kv,
-                                    const std::string& where) {
-  num::Formats f;
-  for (const auto& [k, v] : kv) {
-    const std::string m = num::set_formats_field(f, k, v);
-    require(m.empty(), where + ": " + m);
-  }
-  const std::string p = num::formats_problem(f);
-  require(p.empty(), where + ": " + p);
-  return f;
-}
-
 }  // namespace n3::sim

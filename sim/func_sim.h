@@ -164,8 +164,4 @@ class FuncSim {
   uint64_t trace_n_ = 0;
 };
 
-// Formats of a hardware file's numerics section (defaults where absent).
-num::Formats formats_from_hw_params(const std::vector<std::pair<std::string, std::string>>& numerics_kv,
-                                    const std::string& where);
-
 }  // namespace n3::sim

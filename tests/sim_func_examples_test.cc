@@ -4,6 +4,7 @@
 // model computes is what the ISA computes.
 #include <gtest/gtest.h>
 
+#include "golden/hw_config.h"
 #include "golden/numerics/npu_ops.h"
 #include "golden/numerics/ops.h"
 #include "tests/sim_func_util.h"
@@ -19,8 +20,11 @@ std::vector<float> randv(Rng& r, size_t n, float scale) {
   return v;
 }
 
-TEST(SimFuncExamples, GemvInt4RowAndGroupScales) {
-  sim::FuncSim s(assemble_example("gemv_int4.s"), small_options());
+// Both the core's default formats and the kv260 hardware file's.
+void gemv_case(const num::Formats& f) {
+  sim::SimOptions o = small_options();
+  o.formats = f;
+  sim::FuncSim s(assemble_example("gemv_int4.s"), o);
   Rng r(1);
   const int64_t N = 64, K = 256, G = 64;
   std::vector<uint8_t> w(static_cast<size_t>(N * K / 2));
@@ -34,7 +38,6 @@ TEST(SimFuncExamples, GemvInt4RowAndGroupScales) {
   const std::vector<float> x = put_h16(s, Space::L2, 0x0, randv(r, K, 3.0f), true);
   s.run();
 
-  const num::Formats f;
   num::Int4Matrix m;
   m.data = w.data();
   m.rows = N;
@@ -49,6 +52,11 @@ TEST(SimFuncExamples, GemvInt4RowAndGroupScales) {
   num::linear_npu(m, x.data(), 1, want.data(), f, num::Fmt::F32);
   EXPECT_EQ(bit_diff(get_f32(s, Space::L2, 0x300, N), want), "") << "group scales";
   EXPECT_EQ(s.stats().macs, uint64_t(2 * N * K));
+}
+
+TEST(SimFuncExamples, GemvInt4RowAndGroupScales) {
+  gemv_case(num::Formats{});
+  gemv_case(numerics_formats(load_hw_config(source_dir() + "/configs/hw/kv260.yaml")));
 }
 
 TEST(SimFuncExamples, GemmEqualsGemv) {
