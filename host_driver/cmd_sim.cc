@@ -1,7 +1,9 @@
 // n3 sim: runs a program on a simulator backend (brief/cli-contract.md).
 //   n3 sim --backend func --program P [--hw H.yaml] --mem-in IMG [--mem-out IMG] [--trace-insn]
+//   n3 sim --backend systemc --program P ... [--timing-only] [--trace T.json] [--stats S.json]
 // The model form (--model ...) compiles Gemma 3n first; it arrives with the
-// compiler. docs/sim.md describes the state, traps, trace and images.
+// compiler. docs/sim.md describes the state, traps, trace and images;
+// docs/timing.md the SystemC backend.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -15,6 +17,10 @@
 #include "isa/verify.h"
 #include "sim/func_sim.h"
 #include "sim/sim_dump.h"
+#ifdef N3_HAVE_SYSTEMC
+#include "sim/systemc/npu.h"
+#include "sim/systemc/report.h"
+#endif
 
 namespace n3::cli {
 
@@ -54,7 +60,7 @@ sim::Capacities capacities(const HwConfig& hw) {
   return c;
 }
 
-void write_stats(const std::string& path, const sim::FuncSim& s) {
+std::string stats_text(const sim::FuncSim& s) {
   const sim::Stats& st = s.stats();
   nlohmann::ordered_json j;
   j["fetched"] = st.fetched;
@@ -66,14 +72,18 @@ void write_stats(const std::string& path, const sim::FuncSim& s) {
   }
   j["macs"] = st.macs;
   j["sfu_elements"] = st.sfu_elems;
-  write_file_atomic(path, j.dump(1) + "\n");
+  return j.dump(1) + "\n";
 }
 
 }  // namespace
 
+int cmd_sim_model(const Args& a);  // cmd_sim_model.cc: the model form
+
 int cmd_sim(const Args& a) {
+  for (const std::string& s : a)
+    if (s == "--model" || s.rfind("--model=", 0) == 0) return cmd_sim_model(a);
   po::options_description d("n3 sim options");
-  std::string backend, program, hw, mem_in, mem_out, dump, stats, model;
+  std::string backend, program, hw, mem_in, mem_out, dump, stats, model, trace;
   std::vector<std::string> loads;
   uint64_t max_steps = 0;
   d.add_options()("backend", po::value(&backend)->required(), "func | systemc")(
@@ -90,17 +100,27 @@ int cmd_sim(const Args& a) {
       "stats", po::value(&stats), "write instruction, byte and MAC counts as JSON")(
       "model", po::value(&model), "model form: compile and run Gemma 3n (needs the compiler)")(
       "ids", po::value<std::string>(), "model form: prompt ids")("feed", po::value<std::string>(), "model form")(
-      "timing-only", "model form")("trace", po::value<std::string>(), "model form");
+      "timing-only", "systemc: timing without arithmetic (same cycles; memory and dumps are not computed)")(
+      "trace", po::value(&trace), "systemc: Chrome/Perfetto trace JSON, one track per unit")(
+      "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace");
   po::variables_map vm;
   if (!parse_args("sim", a, d, {}, vm,
-                  "n3 sim --backend func --program P [--hw H.yaml] --mem-in IMG [--mem-out IMG] [--trace-insn]"))
+                  "n3 sim --backend func|systemc --program P [--hw H.yaml] --mem-in IMG [--mem-out IMG] [--trace-insn]\n"
+                  "       [--timing-only] [--trace T.json [--trace-aggregate]] [--stats S.json] (systemc)"))
     return kExitOk;
   require(backend == "func" || backend == "systemc", "--backend must be func or systemc (is '" + backend + "')");
   if (!model.empty() || vm.count("ids"))
     throw Error("n3 sim --model: the model form needs the compiler (issue 5), which is not available yet; "
                 "run an ISA program with --program P --mem-in IMG");
-  require(backend == "func", "--backend systemc: the SystemC model (issue 6) is not available yet; use --backend func");
   require(!program.empty(), "n3 sim: give --program P (or the model form, --model M)");
+  const bool timing_only = vm.count("timing-only") > 0;
+  const bool systemc = backend == "systemc";
+  require(systemc || (!timing_only && trace.empty() && !vm.count("trace-aggregate")),
+          "--timing-only, --trace and --trace-aggregate need --backend systemc");
+  require(!timing_only || dump.empty(), "--dump needs the data: drop --timing-only");
+#ifndef N3_HAVE_SYSTEMC
+  require(!systemc, "--backend systemc: this n3 was built without SystemC (pkg-config systemc not found)");
+#endif
   const bool force = vm.count("force") > 0;
   if (!dump.empty() && file_exists(dump) && !force) prepare_output_dir(dump, false);
 
@@ -113,10 +133,31 @@ int cmd_sim(const Args& a) {
   opt.hazards = vm.count("no-hazard-check") == 0;
   opt.max_steps = max_steps;
   opt.trace = vm.count("trace-insn") ? stdout : nullptr;
+  opt.effects = !timing_only;
   sim::FuncSim s(prog, opt);
   if (!mem_in.empty()) sim::load_image(mem_in, s.memory());
   for (const std::string& l : loads) load_spec(l, s.memory());
+#ifdef N3_HAVE_SYSTEMC
+  if (systemc) {
+    const timing::Params tp = timing::load_params(hwc);
+    sc::RunOptions ro;
+    ro.trace = !trace.empty() || !stats.empty();
+    ro.progress = true;
+    const sc::Report rep = sc::run_npu(s, tp, ro);
+    if (!trace.empty()) write_file_atomic(trace, sc::trace_json(rep, prog, vm.count("trace-aggregate") > 0));
+    if (!stats.empty()) {
+      nlohmann::ordered_json j = nlohmann::ordered_json::parse(sc::stats_json(rep, prog, timing_only));
+      j["counts"] = nlohmann::ordered_json::parse(stats_text(s));
+      write_file_atomic(stats, j.dump(1) + "\n");
+      stats.clear();
+    }
+    std::fprintf(stderr, "%s\n", sc::summary_line(rep).c_str());
+  } else {
+    s.run();
+  }
+#else
   s.run();
+#endif
 
   if (!mem_out.empty())
     sim::save_image(mem_out, s.memory(), [&](isa::Space sp, uint64_t addr) {
@@ -126,9 +167,9 @@ int cmd_sim(const Args& a) {
     });
   if (!dump.empty()) {
     prepare_output_dir(dump, force);
-    sim::write_dump(dump, s.captures(), {{"backend", "func"}, {"program", program}, {"hw", hwc.name}});
+    sim::write_dump(dump, s.captures(), {{"backend", backend}, {"program", program}, {"hw", hwc.name}});
   }
-  if (!stats.empty()) write_stats(stats, s);
+  if (!stats.empty()) write_file_atomic(stats, stats_text(s));
   const sim::Stats& st = s.stats();
   std::fprintf(stderr, "n3 sim: %llu instructions fetched (CTL %llu, DMA %llu, GEMV %llu, GEMM %llu, SFU %llu), "
                        "%llu MACs, hazard check %s\n",

@@ -114,36 +114,69 @@ void FuncSim::run() {
   finish();
 }
 
-void FuncSim::step() {
+FuncSim::Next FuncSim::peek() const {
   if (stats_.fetched >= opt_.max_steps)
     trap_at(TrapKind::StepLimit, pc_, "fetched " + std::to_string(stats_.fetched) + " instructions (--max-steps)");
   if (pc_ >= prog_.code.size())
     trap_at(TrapKind::PcOutOfRange, -1,
             "fetch reached instruction " + std::to_string(pc_) + " of a " + std::to_string(prog_.code.size()) +
                 "-instruction program (no sys.halt on this path)");
+  const uint64_t w = prog_.code[pc_];
+  const Check c = check_word(w);
+  if (!c.ok()) throw Trap(trap_of(c.problem), pc_, ".word " + hex(w), c.message);
+  Next n;
+  n.engine = static_cast<int>(def_of(w)->engine);
+  n.wait = wait_bits(w);
+  n.signal = signal_bits(w);
+  n.pc = pc_;
+  return n;
+}
+
+void FuncSim::exec_control() {
+  const uint64_t w = prog_.code[pc_];
+  ++stats_.fetched;
+  const OpcodeDef& d = *def_of(w);
+  require(tokens_ready(kCtl, wait_bits(w)), "sim: exec_control before its tokens arrived");
+  exec_ctl(d, *subop_of(d, w), w, pc_);
+}
+
+const Issued& FuncSim::dispatch() {
   const uint32_t pc = pc_;
   const uint64_t w = prog_.code[pc];
   ++stats_.fetched;
-  const Check c = check_word(w);
-  if (!c.ok()) throw Trap(trap_of(c.problem), pc, ".word " + hex(w), c.message);
   const OpcodeDef& d = *def_of(w);
-  const SubopDef& s = *subop_of(d, w);
-  if (d.engine == Engine::CTL) {
-    const uint8_t wait = wait_bits(w);
-    while (!tokens_ready(kCtl, wait))
+  Issued in = resolve(d, *subop_of(d, w), w, pc);
+  in.dyn = stats_.fetched;
+  auto& q = queues_[static_cast<int>(d.engine)].q;
+  q.push_back(std::move(in));
+  ++pc_;
+  return q.back();
+}
+
+bool FuncSim::head_ready(int e) const {
+  const Queue& q = queues_[static_cast<size_t>(e)];
+  return !q.q.empty() && tokens_ready(e, wait_bits(q.q.front().word));
+}
+
+void FuncSim::exec_head(int e) {
+  require(head_ready(e), "sim: exec_head before the instruction's tokens arrived");
+  exec_engine(e);
+}
+
+void FuncSim::step() {
+  const Next n = peek();
+  if (n.engine == kCtl) {
+    while (!tokens_ready(kCtl, n.wait))
       if (!run_ready()) {
         std::string from;
         for (int f = 0; f < kNumEngines; ++f)
-          if (((wait >> f) & 1) && tokens_[f][kCtl].empty()) from += std::string(from.empty() ? "" : ", ") + name_of(static_cast<Engine>(f));
-        deadlock(pc, "the control engine waits for a token from " + from + " that no queued instruction will push");
+          if (((n.wait >> f) & 1) && tokens_[f][kCtl].empty()) from += std::string(from.empty() ? "" : ", ") + name_of(static_cast<Engine>(f));
+        deadlock(n.pc, "the control engine waits for a token from " + from + " that no queued instruction will push");
       }
-    exec_ctl(d, s, w, pc);
+    exec_control();
     return;
   }
-  Issued in = resolve(d, s, w, pc);
-  in.dyn = stats_.fetched;
-  queues_[static_cast<int>(d.engine)].q.push_back(std::move(in));
-  ++pc_;
+  dispatch();
   run_ready();
 }
 
@@ -307,7 +340,7 @@ void FuncSim::exec_engine(int e) {
   }
   check_hazards(e, seq, in.pc, vc, acc);
   trace(e, in.pc, "");
-  switch (static_cast<Engine>(e)) {
+  if (opt_.effects) switch (static_cast<Engine>(e)) {
     case Engine::DMA:
       exec_dma(*this, in);
       break;
@@ -465,6 +498,11 @@ void FuncSim::finish() {
     if (!pending) break;
     if (!run_ready()) deadlock(halt_pc, "");
   }
+  finish_checks();
+}
+
+void FuncSim::finish_checks() {
+  const int64_t halt_pc = static_cast<int64_t>(pc_) - 1;
   for (int f = 0; f < kNumEngines; ++f)
     for (int t = 0; t < kNumEngines; ++t)
       if (!tokens_[f][t].empty())

@@ -64,6 +64,7 @@ struct SimOptions {
   bool hazards = true;
   uint64_t max_steps = 4000000000ull;  // instructions fetched
   std::FILE* trace = nullptr;          // --trace-insn: one line per executed instruction
+  bool effects = true;                 // false: engines skip their arithmetic and writes (timing-only runs)
 };
 
 // One dispatched instruction: the word, its resolved operands and the
@@ -114,6 +115,23 @@ class FuncSim {
 
   // Runs to HALT and the drain of every queue; throws Trap.
   void run();
+
+  // Stepping interface for a timing model (sim/systemc/): the caller decides
+  // when each instruction dispatches, starts and completes; tokens here carry
+  // the hazard checker's clocks, the caller keeps its own timed tokens. Any
+  // order the caller picks that respects the tokens gives run()'s bits.
+  struct Next {
+    int engine = 0;
+    uint8_t wait = 0, signal = 0;
+    uint32_t pc = 0;
+  };
+  bool halted() const { return halted_; }
+  Next peek() const;                 // the instruction at pc (checked); traps like run()
+  void exec_control();               // runs the control instruction at pc; its tokens must be here
+  const Issued& dispatch();          // resolves the engine instruction at pc onto its queue
+  bool head_ready(int engine) const;  // queue head present and its tokens here
+  void exec_head(int engine);        // executes the queue head of an engine
+  void finish_checks();              // after the drain: leftover tokens, end-of-program captures
 
   const std::vector<Capture>& captures() const { return captures_; }
   const Stats& stats() const { return stats_; }

@@ -1,0 +1,88 @@
+// Shared pieces of the SystemC NPU model: the timed token board between the
+// units, the per-unit statistics and the trace recorder. The functional
+// core (sim::FuncSim) computes the bits; these units decide when.
+#pragma once
+#include <systemc>
+
+#include <array>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/func_sim.h"
+#include "sim/systemc/timing.h"
+
+namespace n3::sc {
+
+constexpr int kEngines = isa::kNumEngines;  // CTL DMA GEMV GEMM SFU
+
+// Timed dependency tokens: counter per ordered engine pair. A token is
+// pushed when its producer *completes* in simulated time; the functional
+// core's own token queues (vector clocks for the hazard checker) run ahead.
+class TokenBoard {
+ public:
+  bool ready(int e, uint8_t wait) const {
+    for (int f = 0; f < kEngines; ++f)
+      if (((wait >> f) & 1) && count_[f][e] == 0) return false;
+    return true;
+  }
+  void pop(int e, uint8_t wait) {
+    for (int f = 0; f < kEngines; ++f)
+      if ((wait >> f) & 1) --count_[f][e];
+  }
+  void push(int e, uint8_t signal) {
+    for (int t = 0; t < kEngines; ++t)
+      if ((signal >> t) & 1) ++count_[e][t];
+    changed_.notify(sc_core::SC_ZERO_TIME);
+  }
+  // Blocks the calling thread until every token of `wait` is there, then pops them.
+  void acquire(int e, uint8_t wait) {
+    while (!ready(e, wait)) sc_core::wait(changed_);
+    pop(e, wait);
+  }
+
+ private:
+  std::array<std::array<int, kEngines>, kEngines> count_{};
+  sc_core::sc_event changed_;
+};
+
+struct UnitStats {
+  uint64_t instructions = 0;
+  double busy_ps = 0;
+  std::map<std::string, double> stall_ps;  // reason -> time
+};
+
+struct Slice {
+  int track;          // engine index
+  uint32_t pc;
+  double start_ps, dur_ps;
+};
+
+// Everything the units share: the functional core, parameters, recorder.
+struct Context {
+  sim::FuncSim* sim = nullptr;
+  timing::Params p;
+  TokenBoard tokens;
+  std::array<UnitStats, kEngines> units;
+  std::vector<Slice> slices;
+  bool record_slices = false;
+  uint64_t macs = 0, sfu_work = 0;
+  std::exception_ptr error;  // first exception of any unit; the run stops
+  std::array<uint64_t, kEngines> completed{}, dispatched{};
+  bool halted = false;
+
+  sc_core::sc_time ps(double v) const { return sc_core::sc_time(v, sc_core::SC_PS); }
+  double now_ps() const { return sc_core::sc_time_stamp().to_seconds() * 1e12; }
+  void fail(std::exception_ptr e) {
+    if (!error) error = e;
+    sc_core::sc_stop();
+  }
+  // Waits until absolute time t (ps) if it lies ahead.
+  void wait_until(double t) const {
+    const double n = now_ps();
+    if (t > n) sc_core::wait(sc_core::sc_time(t - n, sc_core::SC_PS));
+  }
+};
+
+}  // namespace n3::sc

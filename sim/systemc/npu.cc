@@ -1,0 +1,150 @@
+#include "sim/systemc/npu.h"
+
+#include <systemc>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+
+#include "sim/systemc/engines.h"
+
+// libsystemc references sc_main; n3 has its own main and elaborates from it.
+int sc_main(int, char**) { return 0; }
+
+namespace n3::sc {
+
+namespace {
+
+// Fetch, decode and dispatch: one instruction per dispatch_cycles into the
+// engine queues (blocking while the target queue is full); control
+// instructions run here, in order, after their tokens.
+class Ctl : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(Ctl);
+  Ctl(sc_core::sc_module_name n, Context& c, std::vector<EngineUnit*> units, bool progress)
+      : sc_core::sc_module(n), c_(c), units_(std::move(units)), progress_(progress) {
+    SC_THREAD(run);
+  }
+
+ private:
+  void run() {
+    try {
+      UnitStats& st = c_.units[0];
+      const double clk = c_.p.core_ps();
+      auto last = std::chrono::steady_clock::now();
+      while (!c_.sim->halted()) {
+        const sim::FuncSim::Next n = c_.sim->peek();
+        double t0 = c_.now_ps();
+        if (n.engine == 0) {
+          c_.tokens.acquire(0, n.wait);
+          st.stall_ps["tokens"] += c_.now_ps() - t0;
+          const double start = c_.now_ps();
+          c_.sim->exec_control();
+          sc_core::wait(c_.ps(double(c_.p.ctl_cycles) * clk));
+          st.busy_ps += c_.now_ps() - start;
+          ++st.instructions;
+          if (c_.record_slices) c_.slices.push_back({0, n.pc, start, c_.now_ps() - start});
+          c_.tokens.push(0, n.signal);
+        } else {
+          EngineUnit& u = *units_[static_cast<size_t>(n.engine - 1)];
+          while (u.queue.num_free() == 0) sc_core::wait(u.queue.data_read_event());
+          st.stall_ps[std::string("queue_full_") + isa::name_of(static_cast<isa::Engine>(n.engine))] += c_.now_ps() - t0;
+          const double start = c_.now_ps();
+          u.enqueue(c_.sim->dispatch());
+          ++c_.dispatched[static_cast<size_t>(n.engine)];
+          sc_core::wait(c_.ps(double(c_.p.dispatch_cycles) * clk));
+          st.busy_ps += c_.now_ps() - start;
+        }
+        if (progress_ && (c_.sim->stats().fetched & 0xfff) == 0) {
+          const auto t = std::chrono::steady_clock::now();
+          if (t - last > std::chrono::seconds(2)) {
+            last = t;
+            std::fprintf(stderr, "n3 sim: %llu instructions, %.0f cycles simulated\n",
+                         static_cast<unsigned long long>(c_.sim->stats().fetched), c_.now_ps() / clk);
+          }
+        }
+      }
+      c_.halted = true;
+    } catch (...) {
+      c_.fail(std::current_exception());
+    }
+  }
+
+  Context& c_;
+  std::vector<EngineUnit*> units_;
+  bool progress_;
+};
+
+struct Top : sc_core::sc_module {
+  Top(sc_core::sc_module_name n, Context& c, bool progress)
+      : sc_core::sc_module(n),
+        ddr("ddr_hp", c),
+        l2("l2", c),
+        dma("dma", c, ddr, l2),
+        gemv("gemv", c, 2, ddr, l2),
+        gemm("gemm", c, 3, ddr, l2),
+        sfu("sfu", c, ddr, l2),
+        ctl("ctl", c, {&dma, &gemv, &gemm, &sfu}, progress) {}
+  DdrHp ddr;
+  L2 l2;
+  DmaUnit dma;
+  MacUnit gemv, gemm;
+  SfuUnit sfu;
+  Ctl ctl;
+};
+
+}  // namespace
+
+Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
+  static bool elaborated = false;
+  require(!elaborated, "n3 sim --backend systemc: the SystemC model elaborates once per process; run n3 again");
+  elaborated = true;
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
+  auto c = std::make_unique<Context>();
+  c->sim = &s;
+  c->p = p;
+  c->record_slices = o.trace;
+  auto top = std::make_unique<Top>("npu", *c, o.progress);
+  sc_core::sc_start();
+  if (c->error) std::rethrow_exception(c->error);
+  bool drained = c->halted;
+  for (int e = 1; e < kEngines; ++e) drained &= c->completed[static_cast<size_t>(e)] == c->dispatched[static_cast<size_t>(e)];
+  if (!drained) {
+    std::string m = c->halted ? "after sys.halt," : "the control engine waits for a token at instruction " +
+                                                        std::to_string(s.peek().pc) + ";";
+    for (int e = 1; e < kEngines; ++e) {
+      const uint64_t left = c->dispatched[static_cast<size_t>(e)] - c->completed[static_cast<size_t>(e)];
+      if (left) m += std::string(" ") + isa::name_of(static_cast<isa::Engine>(e)) + " has " + std::to_string(left) + " instruction(s) waiting for tokens";
+    }
+    s.trap_at(sim::TrapKind::Deadlock, -1, m + " that no instruction will push");
+  }
+  s.finish_checks();
+
+  Report r;
+  r.params = p;
+  for (int e = 0; e < kEngines; ++e) {
+    const UnitStats& u = c->units[static_cast<size_t>(e)];
+    UnitReport ur{isa::name_of(static_cast<isa::Engine>(e)), u.instructions, u.busy_ps, {}};
+    for (const auto& [k, v] : u.stall_ps) ur.stall_ps.push_back({k, v});
+    r.units.push_back(ur);
+  }
+  double end = 0;
+  for (const Slice& sl : c->slices) end = std::max(end, sl.start_ps + sl.dur_ps);
+  r.total_ps = std::max(end, sc_core::sc_time_stamp().to_seconds() * 1e12);
+  r.hp_port_bytes = top->ddr.port_bytes();
+  r.ddr_read = top->ddr.bytes_read();
+  r.ddr_written = top->ddr.bytes_written();
+  r.ddr_busy_ps = top->ddr.busy_ps();
+  r.l2_bytes = top->l2.bytes();
+  r.macs = c->macs;
+  r.sfu_work = c->sfu_work;
+  for (const Slice& sl : c->slices) r.slices.push_back({sl.track, sl.pc, sl.start_ps, sl.dur_ps});
+  // The simulation context keeps pointers into the modules: they live to exit.
+  top.release();
+  c.release();
+  return r;
+}
+
+}  // namespace n3::sc

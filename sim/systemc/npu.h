@@ -1,0 +1,50 @@
+// The SystemC model of the NPU: the control unit (fetch, decode, dispatch
+// into per-engine queues, control instructions, tokens), the four engine
+// units, the DDR/HP-port model and the L2, elaborated once per process
+// (SystemC allows one elaboration); `run_npu` runs one program through it.
+// docs/timing.md describes every unit's model and parameter.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "sim/func_sim.h"
+#include "sim/systemc/timing.h"
+
+namespace n3::sc {
+
+struct RunOptions {
+  bool trace = false;      // record one slice per instruction
+  bool progress = false;   // a progress line on stderr during long runs
+};
+
+struct UnitReport {
+  std::string name;
+  uint64_t instructions = 0;
+  double busy_ps = 0;
+  std::vector<std::pair<std::string, double>> stall_ps;
+};
+
+struct SliceReport {
+  int track;
+  uint32_t pc;
+  double start_ps, dur_ps;
+};
+
+struct Report {
+  timing::Params params;
+  double total_ps = 0;
+  std::vector<UnitReport> units;  // CTL DMA GEMV GEMM SFU
+  std::vector<uint64_t> hp_port_bytes;
+  uint64_t ddr_read = 0, ddr_written = 0, l2_bytes = 0, macs = 0, sfu_work = 0;
+  double ddr_busy_ps = 0;
+  std::vector<SliceReport> slices;
+  double cycles(double ps) const { return ps / params.core_ps(); }
+};
+
+// Runs the program loaded in `sim` (memory already loaded) to the end; the
+// functional core's state afterwards is what FuncSim::run() leaves. Throws
+// sim::Trap like run(); throws Error when called a second time in a process.
+Report run_npu(sim::FuncSim& sim, const timing::Params& p, const RunOptions& o);
+
+}  // namespace n3::sc
