@@ -11,7 +11,5 @@ int pending(const char* name, const char* part) {
 }
 }  // namespace
 
-int cmd_compile(const Args&) { return pending("compile", "the compiler (issue 5)"); }
-int cmd_estimate(const Args&) { return pending("estimate", "the SystemC timing model (issue 6)"); }
 
 }  // namespace n3::cli

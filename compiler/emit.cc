@@ -1,0 +1,136 @@
+#include "compiler/emit.h"
+
+#include <cstring>
+
+#include "golden/error.h"
+#include "isa/isa.h"
+
+namespace n3::comp {
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+const char* kEngineNames[] = {"ctl", "dma", "gemv", "gemm", "sfu"};
+
+std::string mask_text(uint8_t m) {
+  std::string s;
+  for (int e = 0; e < 5; ++e)
+    if ((m >> e) & 1) s += (s.empty() ? "" : "|") + std::string(kEngineNames[e]);
+  return s;
+}
+
+}  // namespace
+
+int64_t dtype_bytes(const std::string& dt) {
+  if (dt == "f32" || dt == "int32") return 4;
+  if (dt == "bf16" || dt == "f16") return 2;
+  if (dt == "int8") return 1;
+  return 0;
+}
+
+Buf view(const Buf& b, int64_t rows, int64_t cols, uint64_t byte_offset, int64_t stride) {
+  Buf v = b;
+  v.rows = rows;
+  v.cols = cols;
+  v.base = b.base + byte_offset;
+  if (stride >= 0) v.stride = stride;
+  return v;
+}
+
+Buf Emitter::l2(int64_t rows, int64_t cols, const std::string& dtype) {
+  Buf b;
+  b.space = "l2";
+  b.dtype = dtype;
+  b.base = l2_top_;
+  b.rows = rows;
+  b.cols = cols;
+  b.stride = cols * dtype_bytes(dtype);
+  l2_top_ = (l2_top_ + uint64_t(rows * b.stride) + 15) & ~uint64_t(15);
+  return b;
+}
+
+std::string Emitter::d(const Buf& b, const std::string& extra) {
+  require(b.base % 16 == 0, "compiler: descriptor base " + hex(b.base) + " is not 16-byte aligned");
+  std::string spec = "dtype=" + b.dtype + " space=" + b.space + " base=" + hex(b.base) + " rows=" +
+                     std::to_string(b.rows) + " cols=" + std::to_string(b.cols) +
+                     " row_stride=" + std::to_string(b.stride);
+  if (b.dtype == "int4") spec += " scale_mode=row scale_base=" + hex(b.scale_base) + " scale_stride=4";
+  if (!extra.empty()) spec += " " + extra;
+  auto it = descs_.find(spec);
+  if (it != descs_.end()) return it->second;
+  const std::string name = "d" + std::to_string(descs_.size() + 1);
+  require(descs_.size() + 1 < isa::kDescSlots, "compiler: the program needs more than " +
+                                                  std::to_string(isa::kDescSlots - 1) + " descriptors");
+  descs_[spec] = name;
+  head_.push_back(".desc " + name + " " + spec);
+  return name;
+}
+
+std::string Emitter::kf(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  std::string txt;
+  const std::string key = "f" + std::to_string(bits);
+  auto it = consts_.find(key);
+  if (it != consts_.end()) return it->second;
+  const std::string name = "k" + std::to_string(consts_.size() + 1);
+  require(consts_.size() + 1 < isa::kConstSlots, "compiler: more than 255 constants");
+  consts_[key] = name;
+  if (isa::float_text(bits, &txt)) head_.push_back(".const " + name + " f32 " + txt);
+  else head_.push_back(".const " + name + " raw=" + hex(uint64_t(bits) << 32));
+  return name;
+}
+
+std::string Emitter::ki(int32_t v) {
+  const std::string key = "i" + std::to_string(v);
+  auto it = consts_.find(key);
+  if (it != consts_.end()) return it->second;
+  const std::string name = "k" + std::to_string(consts_.size() + 1);
+  consts_[key] = name;
+  head_.push_back(".const " + name + " i32 " + std::to_string(v));
+  return name;
+}
+
+void Emitter::capture(const std::string& name, const std::string& desc) {
+  require(!code_.empty(), "compiler: capture before any instruction");
+  tensors_.push_back(".tensor " + name + " desc=" + desc + " at=" + std::to_string(code_.size() - 1));
+}
+
+// Synchronisation: every instruction on an engine other than the control
+// engine waits for the previous such instruction when that ran on another
+// engine (which signals it). Same-engine successors are ordered by their
+// queue. The result is a chain: every pair of memory accesses of different
+// engines is ordered, so the hazard checker cannot fire, and each token queue
+// holds at most one token. Engines still overlap with the control engine's
+// run-ahead; the overlap of weight streaming with compute that a
+// dependency-based schedule would give is future work (docs/compiler.md).
+std::string Emitter::finish() {
+  int prev = -1;
+  for (size_t i = 0; i < code_.size(); ++i) {
+    Insn& in = code_[i];
+    if (in.e == CTL) continue;
+    if (prev >= 0 && code_[size_t(prev)].e != in.e) {
+      code_[size_t(prev)].signal |= uint8_t(1u << in.e);
+      in.wait |= uint8_t(1u << code_[size_t(prev)].e);
+    }
+    prev = int(i);
+  }
+  std::string out = ".isa 1\n";
+  for (const std::string& h : head_) out += h + "\n";
+  for (const std::string& t : tensors_) out += t + "\n";
+  for (const Insn& in : code_) {
+    out += "    " + in.text;
+    if (in.wait) out += " wait=" + mask_text(in.wait);
+    if (in.signal) out += " signal=" + mask_text(in.signal);
+    out += "\n";
+  }
+  out += "    sys.halt\n";
+  return out;
+}
+
+}  // namespace n3::comp

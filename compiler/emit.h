@@ -1,0 +1,64 @@
+// The program builder the lowering writes through: named L2 buffers from a
+// bump allocator, descriptor and constant tables deduplicated by content,
+// instructions per engine, and the synchronisation pass that gives every
+// cross-engine hand-over a token (docs/compiler.md, "Scheduling").
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace n3::comp {
+
+// A 2-D tensor in one memory space.
+struct Buf {
+  std::string space = "l2";  // l2 | ddr
+  std::string dtype = "bf16";
+  uint64_t base = 0;
+  int64_t rows = 0, cols = 0, stride = 0;  // stride in bytes
+  // INT4 weights: one F32 scale per row at scale_base.
+  uint64_t scale_base = 0;
+};
+
+int64_t dtype_bytes(const std::string& dt);  // 4 or 2 (int4: 0, int32: 4)
+
+// A view of `b` with other rows / cols / offset (same stride unless given).
+Buf view(const Buf& b, int64_t rows, int64_t cols, uint64_t byte_offset = 0, int64_t stride = -1);
+
+class Emitter {
+ public:
+  enum Engine { CTL = 0, DMA = 1, GEMV = 2, GEMM = 3, SFU = 4 };
+
+  // Allocates an L2 buffer (16-byte aligned).
+  Buf l2(int64_t rows, int64_t cols, const std::string& dtype);
+  uint64_t l2_high_water() const { return l2_top_; }
+
+  // Descriptor name for a view; extra fields such as "row_reg=r5".
+  std::string d(const Buf& b, const std::string& extra = "");
+  std::string kf(float v);      // F32 constant
+  std::string ki(int32_t v);    // INT32 constant
+  void region(const std::string& line) { head_.push_back(".region " + line); }
+
+  void op(Engine e, const std::string& text) { code_.push_back({e, text, 0, 0}); }
+  void ctl(const std::string& text) { op(CTL, text); }
+  // Captures descriptor `desc` under `name` after the last emitted instruction.
+  void capture(const std::string& name, const std::string& desc);
+
+  int size() const { return int(code_.size()); }
+  // Adds the synchronisation tokens and sys.halt; returns the assembly text.
+  std::string finish();
+
+ private:
+  struct Insn {
+    Engine e;
+    std::string text;
+    uint8_t wait, signal;
+  };
+  std::vector<std::string> head_, tensors_;
+  std::map<std::string, std::string> descs_;
+  std::map<std::string, std::string> consts_;
+  std::vector<Insn> code_;
+  uint64_t l2_top_ = 0;
+};
+
+}  // namespace n3::comp

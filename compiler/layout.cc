@@ -1,0 +1,111 @@
+#include "compiler/layout.h"
+
+#include <cstring>
+
+#include "golden/error.h"
+#include "golden/numerics/npu_ops.h"
+#include "golden/weight_names.h"
+
+namespace n3::comp {
+
+namespace {
+
+uint64_t align16(uint64_t x) { return (x + 15) & ~uint64_t(15); }
+
+}  // namespace
+
+const Placed& Layout::at(const std::string& name) const {
+  auto it = tensors.find(name);
+  if (it != tensors.end()) return it->second;
+  auto c = consts.find(name);
+  require(c != consts.end(), "compiler: no tensor '" + name + "' in the memory plan");
+  return c->second;
+}
+
+Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int max_chunk) {
+  require(f.weight_scale == num::WScale::PerRow,
+          "compiler: only numerics.weight_scale = per_row is lowered (is " + std::string(num::wscale_name(f.weight_scale)) + ")");
+  require(f.kv != num::KvFmt::INT8, "compiler: the INT8 KV cache is not lowered yet (numerics.kv_format)");
+  require(max_chunk >= 1, "compiler: max_chunk must be >= 1");
+  Layout lay;
+  lay.max_chunk = max_chunk;
+  uint64_t at = 0;
+  auto place = [&](Placed p) {
+    p.base = at;
+    at = align16(at + p.row_bytes() * uint64_t(p.rows));
+    if (p.int4) {
+      p.scale_base = at;
+      at = align16(at + 4 * uint64_t(p.rows));
+    }
+    return p;
+  };
+  for (const WeightSpec& s : weight_specs(cfg)) {
+    Placed p;
+    p.name = s.name;
+    p.rows = s.shape.size() >= 2 ? s.shape[0] : 1;
+    p.cols = s.shape.size() >= 2 ? s.shape[1] : (s.shape.empty() ? 1 : s.shape[0]);
+    p.int4 = s.kind == WeightKind::Matrix;
+    lay.tensors[s.name] = place(p);
+  }
+  // RoPE inverse-frequency rows, one per theta (constants the host would otherwise compute).
+  for (double theta : {cfg.rope_local, cfg.rope_global}) {
+    Placed p;
+    p.name = "rope_inv_freq." + std::to_string(theta);
+    p.rows = 1;
+    p.cols = cfg.head_dim / 2;
+    lay.consts[p.name] = place(p);
+  }
+  lay.weights_end = at;
+  const uint64_t kvb = f.kv == num::KvFmt::F16 || f.kv == num::KvFmt::BF16 ? 2 : 1;
+  lay.rings.resize(cfg.layers);
+  for (int l = 0; l < cfg.layers; ++l) {
+    if (!cfg.owns_kv(l)) continue;
+    Ring& r = lay.rings[l];
+    r.rows = cfg.is_global(l) ? hw.kv_cap : std::min<int64_t>(hw.kv_cap, cfg.sliding_window + max_chunk - 1);
+    const uint64_t bytes = align16(uint64_t(r.rows) * cfg.kv_dim() * kvb);
+    r.k = at;
+    r.v = at + bytes;
+    at += 2 * bytes;
+  }
+  lay.input = at;
+  lay.input_bytes = align16(16 + 8 * uint64_t(max_chunk) + 16);
+  at += lay.input_bytes;
+  lay.logits = at;
+  lay.logits_bytes = align16(uint64_t(max_chunk) * cfg.vocab * 4);
+  at += lay.logits_bytes;
+  lay.ddr_end = at;
+  return lay;
+}
+
+void write_weights(const Layout& lay, const WeightSource& w, const ModelConfig& cfg,
+                   const std::function<void(uint64_t, const void*, uint64_t)>& put) {
+  for (const auto& [name, p] : lay.tensors) {
+    if (p.int4) {
+      const MatrixRef m = w.matrix(name);
+      require(m.dtype == WDType::INT4 && m.group == m.cols && m.rows == p.rows && m.cols == p.cols,
+              "compiler: " + name + " must be INT4 with one scale per row (convert or quantise on load)");
+      require(uint64_t(m.row_bytes()) == p.row_bytes(), "compiler: " + name + ": unexpected INT4 row size");
+      put(p.base, m.data, p.row_bytes() * uint64_t(p.rows));
+      put(p.scale_base, m.scales, 4 * uint64_t(p.rows));
+    } else {
+      // Float matrices and vectors are float32 [rows, cols].
+      std::vector<float> v;
+      if (p.rows > 1) {
+        const MatrixRef m = w.matrix(name);
+        v.resize(size_t(p.rows * p.cols));
+        for (int64_t r = 0; r < p.rows; ++r) dequant_row(m, r, &v[size_t(r * p.cols)]);
+      } else {
+        v = w.vec(name);
+      }
+      require(int64_t(v.size()) == p.rows * p.cols, "compiler: " + name + " has an unexpected size");
+      put(p.base, v.data(), v.size() * 4);
+    }
+  }
+  for (const auto& [name, p] : lay.consts) {
+    const double theta = name == "rope_inv_freq." + std::to_string(cfg.rope_local) ? cfg.rope_local : cfg.rope_global;
+    const std::vector<float> f = num::rope_inv_freq(theta, cfg.head_dim);
+    put(p.base, f.data(), f.size() * 4);
+  }
+}
+
+}  // namespace n3::comp

@@ -1,0 +1,60 @@
+// Memory planning of a compiled Gemma 3n: where every weight tensor lives in
+// DDR (derived from the config's weight list, golden/weight_names.h), the KV
+// rings of the cache-owning layers, the run-time input region and the logits
+// output region. docs/compiler.md, "Memory plan".
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "golden/model_config.h"
+#include "golden/numerics/formats_config.h"
+#include "golden/weights.h"
+
+namespace n3::comp {
+
+// One tensor placed in DDR.
+struct Placed {
+  std::string name;
+  int64_t rows = 0, cols = 0;
+  bool int4 = false;       // INT4 data + one F32 scale per row; otherwise F32
+  uint64_t base = 0;       // data
+  uint64_t scale_base = 0; // INT4 only
+  uint64_t row_bytes() const { return int4 ? uint64_t((cols + 1) / 2) : uint64_t(cols) * 4; }
+};
+
+struct Ring {
+  uint64_t k = 0, v = 0;  // bases of the K and V rings, [rows, kv_dim] each
+  int64_t rows = 0;       // ring capacity in positions
+};
+
+struct HwLimits {
+  uint64_t ddr = 0, l2 = 0, wbuf = 0;
+  int64_t kv_cap = 8192;
+};
+
+struct Layout {
+  std::map<std::string, Placed> tensors;  // by HF name
+  std::map<std::string, Placed> consts;   // compiler constants (RoPE inverse frequencies)
+  std::vector<Ring> rings;                // per layer; rows == 0 for KV-shared layers
+  uint64_t weights_end = 0;
+  uint64_t input = 0, input_bytes = 0;    // pos0, positions[T], ids[T] (int32)
+  uint64_t logits = 0, logits_bytes = 0;  // F32 [max_chunk, V]
+  uint64_t ddr_end = 0;                   // DDR footprint
+  int max_chunk = 1;
+
+  const Placed& at(const std::string& name) const;
+};
+
+// `max_chunk` bounds the prefill chunk (sliding rings hold window + max_chunk - 1 positions).
+Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int max_chunk);
+
+// The DDR bytes of the weights and constants (weights already quantised to
+// INT4 with one scale per row where the layout says INT4). Calls put(addr,
+// bytes, n) for every placed tensor.
+void write_weights(const Layout& lay, const WeightSource& w, const ModelConfig& cfg,
+                   const std::function<void(uint64_t, const void*, uint64_t)>& put);
+
+}  // namespace n3::comp

@@ -1,0 +1,442 @@
+#include "compiler/lower.h"
+
+#include <cmath>
+
+#include "compiler/emit.h"
+#include "golden/error.h"
+#include "golden/kernels.h"
+#include "isa/asm.h"
+#include "isa/verify.h"
+
+namespace n3::comp {
+
+namespace {
+
+std::string L(int l) { return "layers." + std::to_string(l) + "."; }
+std::string num(int64_t v) { return std::to_string(v); }
+// The same contiguous bytes seen as [rows, cols].
+Buf reshape(const Buf& b, int64_t rows, int64_t cols) { return view(b, rows, cols, 0, cols * dtype_bytes(b.dtype)); }
+
+// The L2 buffers of a T-token program, allocated once and reused by every
+// layer (their live ranges within a layer are disjoint or nested, and no
+// value outlives a layer except the streams, which alternate between H and P).
+struct Bufs {
+  Buf x0f, x0, plf, pli, posf, ang_local, ang_global, H, P, rms, rn, m, acc, an, mid, lo, q, k, v, s, ctx,
+      attn, tmpf, al, xn, g, u, y, diff, gin, f, add, x;
+  std::vector<Buf> c, cc;
+};
+
+Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int T) {
+  const std::string act = num::fmt_name(f.act), sc = num::fmt_name(f.score);
+  const int64_t D = cfg.hidden, S = cfg.altup_streams, LP = int64_t(cfg.layers) * cfg.pl_dim;
+  int64_t F = 0;
+  for (int v : cfg.ffn) F = std::max<int64_t>(F, v);
+  int64_t ring_max = 1;
+  for (int l = 0; l < cfg.layers; ++l)
+    ring_max = std::max<int64_t>(ring_max, cfg.is_global(l) ? hw.kv_cap : cfg.sliding_window + T);
+  ring_max = std::min<int64_t>(ring_max, hw.kv_cap);
+  Bufs b;
+  b.x0f = e.l2(T, D, "f32");
+  b.x0 = e.l2(T, D, act);
+  b.plf = e.l2(T, LP, "f32");
+  b.pli = e.l2(T, LP, act);
+  b.posf = e.l2(T, 1, "f32");
+  b.ang_local = e.l2(T, cfg.head_dim / 2, "f32");
+  b.ang_global = e.l2(T, cfg.head_dim / 2, "f32");
+  b.H = e.l2(S * T, D, act);
+  b.P = e.l2(S * T, D, act);
+  b.rms = e.l2(T, 1, "f32");
+  b.rn = e.l2(T, D, act);
+  b.m = e.l2(T, S, act);
+  for (int64_t i = 0; i < S * S; ++i) b.c.push_back(e.l2(T, 1, act));
+  for (int64_t i = 0; i < S; ++i) b.cc.push_back(e.l2(T, 1, act));
+  b.acc = e.l2(T, D, "f32");
+  b.an = e.l2(T, D, act);
+  b.mid = e.l2(T, cfg.laurel_rank, act);
+  b.lo = e.l2(T, D, act);
+  b.q = e.l2(T, cfg.q_dim(), act);
+  b.k = e.l2(T, cfg.kv_dim(), act);
+  b.v = e.l2(T, cfg.kv_dim(), act);
+  b.s = e.l2(cfg.q_heads, ring_max, sc);
+  b.ctx = e.l2(T, cfg.q_dim(), act);
+  b.attn = e.l2(T, D, act);
+  b.tmpf = e.l2(T, D, "f32");
+  b.al = e.l2(T, D, act);
+  b.xn = e.l2(T, D, act);
+  b.g = e.l2(T, F, act);
+  b.u = e.l2(T, F, act);
+  b.y = e.l2(T, D, act);
+  b.diff = e.l2(T, D, "f32");
+  b.gin = e.l2(T, D, act);
+  b.f = e.l2(T, cfg.pl_dim, act);
+  b.add = e.l2(T, D, act);
+  b.x = e.l2(T, D, act);
+  return b;
+}
+
+class Lowering {
+ public:
+  Lowering(const ModelConfig& cfg, const Layout& lay, const num::Formats& f, const HwLimits& hw,
+           const CompileOptions& opt)
+      : cfg_(cfg), lay_(lay), f_(f), hw_(hw), opt_(opt), T_(opt.tokens), b_(alloc_bufs(e_, cfg, f, hw, opt.tokens)) {
+    require(cfg.altup_streams == 4, "compiler: AltUp with " + num(cfg.altup_streams) + " streams is not lowered (4)");
+    require(cfg.pl_dim * dtype_bytes(num::fmt_name(f.act)) % 16 == 0,
+            "compiler: per-layer input width " + num(cfg.pl_dim) + " gives unaligned per-layer views (needs a multiple of 8)");
+    require(T_ >= 1 && T_ <= lay.max_chunk, "compiler: chunk " + num(T_) + " exceeds the memory plan's " + num(lay.max_chunk));
+    mv_ = T_ > 1 ? "gemm.mv" : "gemv.mv";
+    mv_engine_ = T_ > 1 ? Emitter::GEMM : Emitter::GEMV;
+  }
+
+  Compiled run();
+
+ private:
+  // DDR views of weights.
+  Buf w(const std::string& name) const {
+    const Placed& p = lay_.at(name);
+    Buf b;
+    b.space = "ddr";
+    b.dtype = p.int4 ? "int4" : "f32";
+    b.base = p.base;
+    b.rows = p.rows;
+    b.cols = p.cols;
+    b.stride = int64_t(p.row_bytes());
+    b.scale_base = p.scale_base;
+    return b;
+  }
+  Buf stream(const Buf& s, int i) const { return view(s, T_, s.cols, uint64_t(i) * T_ * s.stride); }
+
+  void mv(const Buf& dst, const Buf& src, const Buf& wt) {
+    e_.op(mv_engine_, mv_ + " dst=" + e_.d(dst) + " src=" + e_.d(src) + " w=" + e_.d(wt));
+  }
+  void cvo1(const char* fn, const Buf& dst, const Buf& a) {
+    e_.op(Emitter::SFU, std::string("cvo.") + fn + " dst=" + e_.d(dst) + " a=" + e_.d(a));
+  }
+  void cvok(const char* fn, const Buf& dst, const Buf& a, float k) {
+    e_.op(Emitter::SFU, std::string("cvo.") + fn + " dst=" + e_.d(dst) + " a=" + e_.d(a) + " k=" + e_.kf(k));
+  }
+  void cvo2(const char* fn, const Buf& dst, const Buf& a, const Buf& b) {
+    e_.op(Emitter::SFU, std::string("cvo.") + fn + " dst=" + e_.d(dst) + " a=" + e_.d(a) + " b=" + e_.d(b));
+  }
+  void rmsnorm(const Buf& dst, const Buf& a, const Buf* wt) {
+    e_.op(Emitter::SFU, "cvo.rmsnorm dst=" + e_.d(dst) + " a=" + e_.d(a) + " b=" + (wt ? e_.d(*wt) : std::string("-")) +
+                            " k=" + e_.kf(float(cfg_.rms_eps)));
+  }
+  void rmsnorm_w(const Buf& x, const std::string& wname) {
+    const Buf wt = w(wname);
+    rmsnorm(x, x, &wt);
+  }
+  void copy(const Buf& dst, const Buf& src, const std::string& dx = "", const std::string& sx = "") {
+    e_.op(Emitter::DMA, "memcpy dst=" + e_.d(dst, dx) + " src=" + e_.d(src, sx));
+  }
+  void zero(const Buf& dst) { e_.op(Emitter::DMA, "memset dst=" + e_.d(dst) + " k=" + e_.kf(0.0f)); }
+  void cap(const std::string& name, const Buf& b, bool always = false) {
+    if (always || opt_.dump_all) e_.capture(name, e_.d(b));
+  }
+  void li(int rd, int64_t v) {
+    require(v >= INT32_MIN && v <= INT32_MAX, "compiler: immediate out of range");
+    e_.ctl("alui.add rd=r" + num(rd) + " rs1=r0 imm=" + num(v));
+  }
+
+  void embed_and_inputs();
+  void router(int l, const Buf& x, const Buf& m);
+  void layer(int l);
+  void attention(int l);
+  void final_logits();
+
+  const ModelConfig& cfg_;
+  const Layout& lay_;
+  const num::Formats& f_;
+  const HwLimits& hw_;
+  const CompileOptions& opt_;
+  const int T_;
+  Emitter e_;
+  Bufs b_;
+  std::string mv_;
+  Emitter::Engine mv_engine_;
+};
+
+// Registers: r1 pos0, r2 window start, r3 window length, r4 T, r5 row offset
+// of a token's heads, r6 token id, r7 per-layer-input row, r8 input region,
+// r9 token index, r10 query position.
+void Lowering::embed_and_inputs() {
+  const int64_t D = cfg_.hidden, LP = int64_t(cfg_.layers) * cfg_.pl_dim;
+  const uint64_t in = lay_.input;
+  e_.ctl("alui.add rd=r8 rs1=r0 imm=" + num(int64_t(in >> 16)));
+  e_.ctl("alui.shl rd=r8 rs1=r8 imm=16");
+  e_.ctl("alui.or rd=r8 rs1=r8 imm=" + num(int64_t(in & 0xffff)));
+  e_.ctl("ldst.lw space=ddr rd=r1 rs1=r8 imm=0");
+  li(4, T_);
+  const Buf E = w("embed_tokens.weight"), Epl = w("embed_tokens_per_layer.weight");
+  const int64_t ids_off = 16 + 4 * int64_t(lay_.max_chunk);
+  for (int t = 0; t < T_; ++t) {
+    li(9, t);
+    e_.ctl("ldst.lw space=ddr rd=r6 rs1=r8 imm=" + num(ids_off + 4 * t));
+    copy(view(b_.x0f, 1, D), view(E, 1, D), "row_reg=r9", "row_reg=r6");
+    e_.ctl("alui.sltu rd=r7 rs1=r6 imm=" + num(cfg_.vocab_pl));  // HF: ids past the table use row 0
+    e_.ctl("alu.mul rd=r7 rs1=r7 rs2=r6");
+    copy(view(b_.plf, 1, LP), view(Epl, 1, LP), "row_reg=r9", "row_reg=r7");
+  }
+  cvok("scale", b_.x0, b_.x0f, std::sqrt(float(D)));
+  cap("embed", b_.x0);
+  // pli = (RMSNorm((x0 W^T) D^-0.5) + E_pl[id] sqrt(P)) / sqrt(2)
+  mv(b_.pli, b_.x0, w("per_layer_model_projection.weight"));
+  cvok("scale", b_.pli, b_.pli, 1.0f / std::sqrt(float(D)));
+  const Buf rows = reshape(b_.pli, T_ * cfg_.layers, cfg_.pl_dim);
+  rmsnorm_w(rows, "per_layer_projection_norm.weight");
+  cvok("scale", b_.plf, b_.plf, std::sqrt(float(cfg_.pl_dim)));
+  cvo2("add", b_.plf, b_.pli, b_.plf);
+  cvok("scale", b_.pli, b_.plf, 1.0f / std::sqrt(2.0f));
+  cap("per_layer_inputs", b_.pli);
+  // RoPE angle tables from the run-time positions: one per theta.
+  Buf pos;
+  pos.space = "ddr";
+  pos.dtype = "int32";
+  pos.base = in + 16;
+  pos.rows = T_;
+  pos.cols = 1;
+  pos.stride = 4;
+  copy(b_.posf, pos);
+  const Buf invl = w("rope_inv_freq." + std::to_string(cfg_.rope_local));
+  const Buf invg = w("rope_inv_freq." + std::to_string(cfg_.rope_global));
+  cvo2("mul", b_.ang_local, b_.posf, invl);
+  cvo2("mul", b_.ang_global, b_.posf, invg);
+  // AltUp: h0 = x0, h_k = (x0 W_k^T) rescaled to rms(x0).
+  copy(stream(b_.H, 0), b_.x0);
+  cvo1("rms", b_.rms, b_.x0);
+  for (int s = 1; s < cfg_.altup_streams; ++s) {
+    mv(stream(b_.H, s), b_.x0, w("altup_projections." + num(s - 1) + ".weight"));
+    e_.op(Emitter::SFU, "cvo.magmatch dst=" + e_.d(stream(b_.H, s)) + " a=" + e_.d(stream(b_.H, s)) +
+                            " b=" + e_.d(b_.rms) + " k=" + e_.kf(1e-5f));
+  }
+  cap("altup_in", b_.H);
+}
+
+// m = tanh((RMSNorm(x, w_rn) / D) W_router^T)
+void Lowering::router(int l, const Buf& x, const Buf& m) {
+  const Buf rw = w(L(l) + "altup.router_norm.weight");
+  rmsnorm(b_.rn, x, &rw);
+  cvok("scale", b_.rn, b_.rn, 1.0f / float(cfg_.hidden));
+  mv(m, b_.rn, w(L(l) + "altup.modality_router.weight"));
+  cvo1("tanh", m, m);
+}
+
+void Lowering::attention(int l) {
+  const int64_t H = cfg_.q_heads, KVH = cfg_.kv_heads, hd = cfg_.head_dim, KVD = cfg_.kv_dim();
+  const std::string p = L(l);
+  const Buf& ang = cfg_.is_global(l) ? b_.ang_global : b_.ang_local;
+  mv(b_.q, b_.an, w(p + "self_attn.q_proj.weight"));
+  const Buf qh = reshape(b_.q, T_ * H, hd);
+  rmsnorm_w(qh, p + "self_attn.q_norm.weight");
+  cvo2("rope", qh, qh, ang);
+  cap(p + "attn.q", b_.q);
+  const std::string kvd = num::kv_fmt_name(f_.kv);
+  auto ring_buf = [&](int src, bool v) {
+    const Ring& r = lay_.rings[size_t(src)];
+    Buf b;
+    b.space = "ddr";
+    b.dtype = kvd;
+    b.base = v ? r.v : r.k;
+    b.rows = r.rows;
+    b.cols = KVD;
+    b.stride = KVD * dtype_bytes(kvd);
+    return b;
+  };
+  if (cfg_.owns_kv(l)) {
+    mv(b_.k, b_.an, w(p + "self_attn.k_proj.weight"));
+    const Buf kh = reshape(b_.k, T_ * KVH, hd);
+    rmsnorm_w(kh, p + "self_attn.k_norm.weight");
+    cvo2("rope", kh, kh, ang);
+    mv(b_.v, b_.an, w(p + "self_attn.v_proj.weight"));
+    const Buf vh = reshape(b_.v, T_ * KVH, hd);
+    rmsnorm(vh, vh, nullptr);
+    // KV write: ring rows pos0 .. pos0 + T - 1 (modulo the ring), converted to the cache format.
+    copy(ring_buf(l, false), b_.k, "row_reg=r1 dyn_reg=r4 ring=1");
+    copy(ring_buf(l, true), b_.v, "row_reg=r1 dyn_reg=r4 ring=1");
+    if (opt_.dump_all) {
+      e_.capture(p + "attn.k", e_.d(ring_buf(l, false), "row_reg=r1 dyn_reg=r4 ring=1"));
+      e_.capture(p + "attn.v", e_.d(ring_buf(l, true), "row_reg=r1 dyn_reg=r4 ring=1"));
+    }
+  }
+  const int src = cfg_.kv_source(l);
+  const std::string kw = e_.d(ring_buf(src, false), "row_reg=r2 dyn_reg=r3 ring=1");
+  const std::string vw = e_.d(ring_buf(src, true), "row_reg=r2 dyn_reg=r3 ring=1");
+  const std::string qt = e_.d(view(b_.q, H, hd, 0, hd * dtype_bytes(b_.q.dtype)), "row_reg=r5");
+  const std::string ct = e_.d(view(b_.ctx, H, hd, 0, hd * dtype_bytes(b_.ctx.dtype)), "row_reg=r5");
+  const std::string s = e_.d(b_.s, "dyn_reg=r3 dyn_dim=cols");
+  for (int t = 0; t < T_; ++t) {
+    // Causal; local layers see kv > q - window: the window is a ring range.
+    e_.ctl("alui.add rd=r10 rs1=r1 imm=" + num(t));
+    if (cfg_.is_global(l)) {
+      li(2, 0);
+    } else {
+      e_.ctl("alui.add rd=r2 rs1=r10 imm=" + num(1 - int64_t(cfg_.sliding_window)));
+      e_.ctl("alui.max rd=r2 rs1=r2 imm=0");
+    }
+    e_.ctl("alu.sub rd=r3 rs1=r10 rs2=r2");
+    e_.ctl("alui.add rd=r3 rs1=r3 imm=1");
+    li(5, int64_t(t) * H);
+    e_.op(Emitter::GEMV, "gemv.qk dst=" + s + " src=" + qt + " w=" + kw);
+    e_.op(Emitter::SFU, "cvo.softmax dst=" + s + " a=" + s);
+    e_.op(Emitter::GEMV, "gemv.pv dst=" + ct + " src=" + s + " w=" + vw);
+  }
+  cap(p + "attn.ctx", b_.ctx);
+  mv(b_.attn, b_.ctx, w(p + "self_attn.o_proj.weight"));
+  cap(p + "attn.out", b_.attn);
+}
+
+void Lowering::layer(int l) {
+  const int64_t S = cfg_.altup_streams, D = cfg_.hidden;
+  const std::string p = L(l);
+  // AltUp predict: pred[p] = h[p] + sum_q c[S p + q] h[q]
+  router(l, stream(b_.H, 0), b_.m);
+  cap(p + "altup.router", b_.m);
+  const Buf pw = w(p + "altup.prediction_coefs.weight");
+  for (int64_t i = 0; i < S * S; ++i) mv(b_.c[size_t(i)], b_.m, view(pw, 1, S, uint64_t(i) * pw.stride));
+  for (int pp = 0; pp < S; ++pp) {
+    zero(b_.acc);
+    for (int qq = 0; qq < S; ++qq) cvo2("mac", b_.acc, b_.c[size_t(pp * S + qq)], stream(b_.H, qq));
+    cvo2("add", stream(b_.P, pp), stream(b_.H, pp), b_.acc);
+  }
+  cap(p + "altup.pred", b_.P);
+  const Buf a = stream(b_.P, 0);
+  const Buf inw = w(p + "input_layernorm.weight");
+  rmsnorm(b_.an, a, &inw);
+  cap(p + "input_norm", b_.an);
+  // LAuReL
+  mv(b_.mid, b_.an, w(p + "laurel.linear_left.weight"));
+  mv(b_.lo, b_.mid, w(p + "laurel.linear_right.weight"));
+  rmsnorm_w(b_.lo, p + "laurel.post_laurel_norm.weight");
+  cvo2("add", b_.lo, b_.lo, b_.an);
+  cap(p + "laurel", b_.lo);
+  attention(l);
+  rmsnorm_w(b_.attn, p + "post_attention_layernorm.weight");
+  cvo2("add", b_.attn, b_.attn, a);
+  cap(p + "attn_gated", b_.attn);
+  cvo2("add", b_.tmpf, b_.attn, b_.lo);
+  cvok("scale", b_.al, b_.tmpf, 1.0f / std::sqrt(2.0f));
+  cap(p + "attn_laurel", b_.al);
+  // FFN
+  const int64_t F = cfg_.ffn[size_t(l)];
+  const Buf g = view(b_.g, T_, F, 0, F * dtype_bytes(b_.g.dtype)), u = view(b_.u, T_, F, 0, F * dtype_bytes(b_.u.dtype));
+  const Buf pre = w(p + "pre_feedforward_layernorm.weight");
+  rmsnorm(b_.xn, b_.al, &pre);
+  mv(g, b_.xn, w(p + "mlp.gate_proj.weight"));
+  if (cfg_.sparsity[size_t(l)] > 0) cvok("gtopk", g, g, float(normal_icdf(cfg_.sparsity[size_t(l)])));
+  cap(p + "mlp.gate", g);
+  mv(u, b_.xn, w(p + "mlp.up_proj.weight"));
+  cap(p + "mlp.up", u);
+  cvo1("gelu", g, g);
+  cvo2("mul", g, g, u);
+  cap(p + "mlp.act", g);
+  mv(b_.y, g, w(p + "mlp.down_proj.weight"));
+  cap(p + "mlp.down", b_.y);
+  rmsnorm_w(b_.y, p + "post_feedforward_layernorm.weight");
+  cvo2("add", b_.y, b_.y, b_.al);
+  cap(p + "ffn_out", b_.y);
+  // AltUp correct: corr[p] = pred[p] + (m2 W_corr^T + 1)[p] (o - pred[0])
+  router(l, b_.y, b_.m);
+  cap(p + "altup.corr_router", b_.m);
+  const Buf cw = w(p + "altup.correction_coefs.weight");
+  for (int pp = 0; pp < S; ++pp) {
+    mv(b_.cc[size_t(pp)], b_.m, view(cw, 1, S, uint64_t(pp) * cw.stride));
+    cvok("addk", b_.cc[size_t(pp)], b_.cc[size_t(pp)], 1.0f);
+  }
+  cvo2("sub", b_.diff, b_.y, a);
+  for (int pp = 0; pp < S; ++pp) {
+    cvo2("mul", b_.tmpf, b_.diff, b_.cc[size_t(pp)]);
+    cvo2("add", stream(b_.H, pp), stream(b_.P, pp), b_.tmpf);
+  }
+  cap(p + "altup.corr", b_.H);
+  // Per-layer input mix
+  Buf gin = stream(b_.H, 0);
+  if (cfg_.altup_correct_scale) {
+    cvo2("mul", b_.gin, gin, w(p + "altup.correct_output_scale"));
+    gin = b_.gin;
+  }
+  mv(b_.f, gin, w(p + "per_layer_input_gate.weight"));
+  cvo1("gelu", b_.f, b_.f);
+  const int64_t eb = dtype_bytes(b_.pli.dtype);
+  cvo2("mul", b_.f, b_.f, view(b_.pli, T_, cfg_.pl_dim, uint64_t(l) * cfg_.pl_dim * eb));
+  cap(p + "per_layer.gate", b_.f);
+  mv(b_.add, b_.f, w(p + "per_layer_projection.weight"));
+  rmsnorm_w(b_.add, p + "post_per_layer_input_norm.weight");
+  cap(p + "per_layer.out", b_.add);
+  for (int s = 1; s < S; ++s) cvo2("add", stream(b_.H, s), stream(b_.H, s), b_.add);
+  cap("layers." + num(l), b_.H, true);
+  (void)D;
+}
+
+void Lowering::final_logits() {
+  const int64_t S = cfg_.altup_streams;
+  cvo1("rms", b_.rms, stream(b_.H, 0));
+  copy(stream(b_.P, 0), stream(b_.H, 0));
+  for (int s = 1; s < S; ++s) {
+    mv(stream(b_.P, s), stream(b_.H, s), w("altup_unembed_projections." + num(s - 1) + ".weight"));
+    e_.op(Emitter::SFU, "cvo.magmatch dst=" + e_.d(stream(b_.P, s)) + " a=" + e_.d(stream(b_.P, s)) +
+                            " b=" + e_.d(b_.rms) + " k=" + e_.kf(1e-5f));
+  }
+  cap("altup_out", b_.P);
+  zero(b_.acc);
+  for (int s = 0; s < S; ++s) cvo2("add", b_.acc, b_.acc, stream(b_.P, s));
+  cvok("scale", b_.x, b_.acc, 1.0f / float(S));  // S = 4: x * 0.25 == x / 4 exactly
+  rmsnorm_w(b_.x, "norm.weight");
+  cap("final_norm", b_.x);
+  Buf lg;
+  lg.space = "ddr";
+  lg.dtype = num::fmt_name(f_.logits);
+  lg.base = lay_.logits;
+  lg.rows = T_;
+  lg.cols = cfg_.vocab;
+  lg.stride = cfg_.vocab * dtype_bytes(lg.dtype);
+  mv(lg, b_.x, w("embed_tokens.weight"));
+  if (cfg_.softcap > 0) cvok("softcap", lg, lg, float(cfg_.softcap));
+  cap("logits", lg, true);
+}
+
+Compiled Lowering::run() {
+  e_.region("weights space=ddr role=weights base=0x0 size=0x" + [&] {
+    char b[24];
+    std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(std::max<uint64_t>(lay_.weights_end, 16)));
+    return std::string(b);
+  }());
+  embed_and_inputs();
+  for (int l = 0; l < cfg_.layers; ++l) layer(l);
+  final_logits();
+  Compiled c;
+  c.l2_high_water = e_.l2_high_water();
+  c.instructions = e_.size() + 1;
+  c.text = e_.finish();
+  c.program = isa::assemble(c.text, "compiled.s");
+  return c;
+}
+
+}  // namespace
+
+Compiled compile_forward(const ModelConfig& cfg, const Layout& lay, const num::Formats& f, const HwLimits& hw,
+                         const CompileOptions& opt) {
+  Lowering low(cfg, lay, f, hw, opt);
+  Compiled c = low.run();
+  require(c.l2_high_water <= hw.l2, "compiler: the " + std::to_string(opt.tokens) + "-token program needs " +
+                                        std::to_string(c.l2_high_water) + " bytes of L2, more than the " +
+                                        std::to_string(hw.l2) + " the hardware has");
+  return c;
+}
+
+uint64_t l2_bytes_for(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int tokens) {
+  Emitter e;
+  alloc_bufs(e, cfg, f, hw, tokens);
+  return e.l2_high_water();
+}
+
+int largest_chunk(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int cap) {
+  require(l2_bytes_for(cfg, f, hw, 1) <= hw.l2,
+          "compiler: even a one-token program needs " + std::to_string(l2_bytes_for(cfg, f, hw, 1)) +
+              " bytes of L2, more than the " + std::to_string(hw.l2) + " the hardware has");
+  int best = 1;
+  for (int t = 2; t <= cap; ++t)
+    if (l2_bytes_for(cfg, f, hw, t) <= hw.l2) best = t;
+    else break;
+  return best;
+}
+
+}  // namespace n3::comp

@@ -1,0 +1,37 @@
+// Lowering of the golden model's graph (golden/model.cc, in its order) to an
+// ISA program for one forward pass over T tokens (decode: T = 1; prefill: one
+// chunk). Positions, token ids and KV ring offsets are run-time inputs read
+// from the DDR input region; the program is the same for every step.
+// docs/compiler.md describes the lowering and shows one layer's listing.
+#pragma once
+#include <string>
+
+#include "compiler/layout.h"
+#include "golden/model_config.h"
+#include "golden/numerics/formats_config.h"
+#include "isa/program.h"
+
+namespace n3::comp {
+
+struct CompileOptions {
+  int tokens = 1;         // T
+  bool decode = false;    // names dumped tensors for the decode phase (host side); same code
+  bool dump_all = false;  // capture the intermediate tensors too, not only layers.N and logits
+};
+
+struct Compiled {
+  std::string text;       // assembly (what `n3 compile` writes next to the binary)
+  isa::Program program;
+  uint64_t l2_high_water = 0;
+  int instructions = 0;
+};
+
+Compiled compile_forward(const ModelConfig& cfg, const Layout& lay, const num::Formats& f, const HwLimits& hw,
+                         const CompileOptions& opt);
+
+// L2 bytes a T-token program needs (the allocator's high-water mark).
+uint64_t l2_bytes_for(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int tokens);
+// Largest T whose program fits L2 (at least 1; error when even T = 1 does not fit).
+int largest_chunk(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int cap = 256);
+
+}  // namespace n3::comp

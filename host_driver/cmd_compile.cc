@@ -1,0 +1,95 @@
+// n3 compile --model M --hw H.yaml -o DIR: compiles Gemma 3n into ISA
+// programs (decode, one token; prefill at chunk 1 and the largest chunk that
+// fits L2) and a report of the memory plan (DDR footprint against capacity,
+// L2 high-water against size). M may be a model YAML: the plan and programs
+// need shapes only. Exits 2 when either memory does not fit.
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "compiler/layout.h"
+#include "compiler/lower.h"
+#include "golden/error.h"
+#include "golden/file_util.h"
+#include "golden/hw_config.h"
+#include "golden/model_config.h"
+#include "host_driver/cli_util.h"
+#include "host_driver/device_func.h"
+#include "host_driver/numerics_select.h"
+#include "isa/program.h"
+
+namespace n3::cli {
+
+int cmd_compile(const Args& a) {
+  po::options_description d("n3 compile options");
+  std::string model, hw, out;
+  int chunk = 0;
+  d.add_options()("model", po::value(&model)->required(), "model YAML, checkpoint dir or .n3w file")(
+      "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file")(
+      "o", po::value(&out)->required(), "output directory")(
+      "chunk", po::value(&chunk)->default_value(0), "largest prefill chunk (0: the largest that fits L2)")(
+      "force", "overwrite a non-empty output directory");
+  po::variables_map vm;
+  if (!parse_args("compile", a, d, {}, vm, "n3 compile --model M --hw H.yaml -o DIR")) return kExitOk;
+  const bool force = vm.count("force") > 0;
+  if (file_exists(out) && !force) prepare_output_dir(out, false);
+  const HwConfig hwc = load_hw_config(hw);
+  const bool yaml = model.size() > 5 && (model.substr(model.size() - 5) == ".yaml" || model.substr(model.size() - 4) == ".yml");
+  const ModelConfig cfg = yaml ? load_model_config(model) : open_weights_for(model, "npu")->config();
+  const num::Formats f = numerics_formats(hwc);
+  const comp::HwLimits lim = hw_limits(hwc);
+  const int fit = comp::largest_chunk(cfg, f, lim);
+  require(chunk <= fit, "n3 compile: chunk " + std::to_string(chunk) + " does not fit L2 (largest " + std::to_string(fit) + ")");
+  const int maxc = chunk > 0 ? chunk : fit;
+  const comp::Layout lay = comp::plan_layout(cfg, f, lim, maxc);
+  nlohmann::ordered_json rep;
+  rep["model"] = model;
+  rep["hw"] = hwc.name;
+  rep["ddr_bytes"] = lay.ddr_end;
+  rep["ddr_capacity"] = lim.ddr;
+  rep["ddr_weights_bytes"] = lay.weights_end;
+  uint64_t kv = 0;
+  for (const comp::Ring& r : lay.rings) kv += r.rows ? 2 * (r.v - r.k) : 0;
+  rep["ddr_kv_bytes"] = kv;
+  rep["l2_capacity"] = lim.l2;
+  rep["max_chunk"] = maxc;
+  require(lay.ddr_end <= lim.ddr, "n3 compile: the DDR image needs " + std::to_string(lay.ddr_end) +
+                                      " bytes, more than the " + std::to_string(lim.ddr) + " of " + hwc.name);
+  prepare_output_dir(out, force);
+  std::vector<int> sizes = {1};
+  if (maxc > 1) sizes.push_back(maxc);
+  uint64_t l2_max = 0;
+  for (int T : sizes) {
+    const auto t0 = std::chrono::steady_clock::now();
+    comp::CompileOptions o;
+    o.tokens = T;
+    const comp::Compiled c = comp::compile_forward(cfg, lay, f, lim, o);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string name = T == 1 ? "decode" : "prefill_" + std::to_string(T);
+    const std::vector<uint8_t> bin = isa::serialize(c.program);
+    write_file_atomic(out + "/" + name + ".n3p", std::string(bin.begin(), bin.end()));
+    write_file_atomic(out + "/" + name + ".s", c.text);
+    nlohmann::ordered_json p;
+    p["file"] = name + ".n3p";
+    p["tokens"] = T;
+    p["instructions"] = c.instructions;
+    p["descriptors"] = c.program.descs.size() - 1;
+    p["l2_bytes"] = c.l2_high_water;
+    p["compile_seconds"] = s;
+    rep["programs"].push_back(p);
+    l2_max = std::max(l2_max, c.l2_high_water);
+    std::fprintf(stderr, "n3 compile: %s: %d instructions, L2 %llu of %llu bytes, %.2f s\n", name.c_str(),
+                 c.instructions, static_cast<unsigned long long>(c.l2_high_water),
+                 static_cast<unsigned long long>(lim.l2), s);
+  }
+  rep["l2_high_water"] = l2_max;
+  write_file_atomic(out + "/report.json", rep.dump(1) + "\n");
+  std::printf("DDR %llu of %llu bytes (%.1f%%, %llu free); L2 high-water %llu of %llu bytes (%llu free); max chunk %d\n",
+              static_cast<unsigned long long>(lay.ddr_end), static_cast<unsigned long long>(lim.ddr),
+              100.0 * double(lay.ddr_end) / double(lim.ddr), static_cast<unsigned long long>(lim.ddr - lay.ddr_end),
+              static_cast<unsigned long long>(l2_max), static_cast<unsigned long long>(lim.l2),
+              static_cast<unsigned long long>(lim.l2 - l2_max), maxc);
+  return kExitOk;
+}
+
+}  // namespace n3::cli

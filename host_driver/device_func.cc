@@ -1,0 +1,188 @@
+#include "host_driver/device_func.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "golden/dump_ops.h"
+#include "golden/error.h"
+#include "host_driver/numerics_select.h"
+#include "sim/func_sim.h"
+
+namespace n3 {
+
+namespace {
+
+// Golden shape of a captured tensor (captures are [rows, cols] views).
+Shape golden_shape(Op op, const ModelConfig& c, int64_t T, int64_t rows, int64_t cols) {
+  const int64_t S = c.altup_streams;
+  switch (op) {
+    case Op::PerLayerInputs: return {T, c.layers, c.pl_dim};
+    case Op::AltupIn: case Op::Pred: case Op::Corr: case Op::LayerOut: case Op::Unembed: return {S, T, c.hidden};
+    case Op::AttnQ: return {T, c.q_heads, c.head_dim};
+    case Op::AttnK: case Op::AttnV: return {T, c.kv_heads, c.head_dim};
+    default: return {rows, cols};
+  }
+}
+
+bool parse_capture(const std::string& name, Op* op, int* layer) {
+  std::string rest = name;
+  *layer = -1;
+  if (name.rfind("layers.", 0) == 0) {
+    const size_t dot = name.find('.', 7);
+    *layer = std::stoi(name.substr(7, dot == std::string::npos ? std::string::npos : dot - 7));
+    rest = dot == std::string::npos ? "" : name.substr(dot + 1);
+  }
+  for (int i = 0; i < int(Op::kCount); ++i) {
+    const OpDef& d = op_def(Op(i));
+    if ((d.scope == OpScope::Layer) == (*layer >= 0) && rest == d.name) {
+      *op = Op(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+comp::HwLimits hw_limits(const HwConfig& hw) {
+  comp::HwLimits h;
+  h.ddr = uint64_t(hw.integer("memory.ddr_bytes"));
+  h.l2 = uint64_t(hw.integer("memory.l2_bytes"));
+  h.wbuf = uint64_t(hw.integer("memory.weight_fifos") * hw.integer("memory.weight_fifo_bytes"));
+  h.kv_cap = hw.integer("kv.cap_tokens");
+  return h;
+}
+
+FuncModel::FuncModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, int max_chunk, bool dump_all)
+    : w_(std::move(w)), cfg_(w_->config()), f_(numerics_formats(hw)), hw_(hw_limits(hw)), dump_all_(dump_all) {
+  const int fit = comp::largest_chunk(cfg_, f_, hw_);
+  require(max_chunk <= fit, "func: chunk " + std::to_string(max_chunk) + " does not fit L2 (largest " +
+                                std::to_string(fit) + ")");
+  lay_ = comp::plan_layout(cfg_, f_, hw_, max_chunk > 0 ? max_chunk : fit);
+  require(lay_.ddr_end <= hw_.ddr, "func: the DDR image needs " + std::to_string(lay_.ddr_end) +
+                                       " bytes, more than the hardware's " + std::to_string(hw_.ddr));
+  sim::Capacities caps{hw_.ddr, hw_.l2, hw_.wbuf};
+  mem_ = std::make_unique<sim::Memory>(caps);
+  sim::SpaceMemory& ddr = mem_->space(isa::Space::DDR);
+  comp::write_weights(lay_, *w_, cfg_, [&](uint64_t a, const void* p, uint64_t n) { ddr.write(a, p, n); });
+}
+
+FuncModel::~FuncModel() = default;
+
+const comp::Compiled& FuncModel::program(int T) {
+  auto it = progs_.find(T);
+  if (it != progs_.end()) return it->second;
+  comp::CompileOptions o;
+  o.tokens = T;
+  o.dump_all = dump_all_;
+  return progs_.emplace(T, comp::compile_forward(cfg_, lay_, f_, hw_, o)).first->second;
+}
+
+Tensor FuncModel::forward(const std::vector<int32_t>& ids, Phase ph, Recorder* rec) {
+  const int64_t T = int64_t(ids.size());
+  require(T >= 1 && T <= lay_.max_chunk, "func: chunk of " + std::to_string(T) + " tokens (max " +
+                                             std::to_string(lay_.max_chunk) + ")");
+  for (int32_t id : ids) require(id >= 0 && id < cfg_.vocab, "func: token id " + std::to_string(id) + " out of range");
+  require(pos_ + T <= hw_.kv_cap, "func: the sequence would pass the KV cap of " + std::to_string(hw_.kv_cap) + " tokens");
+  const comp::Compiled& c = program(int(T));
+  sim::SimOptions opt;
+  opt.formats = f_;
+  opt.caps = {hw_.ddr, hw_.l2, hw_.wbuf};
+  sim::FuncSim s(c.program, opt);
+  std::swap(s.memory(), *mem_);
+  struct Restore {
+    sim::FuncSim& s;
+    sim::Memory& m;
+    ~Restore() { std::swap(s.memory(), m); }
+  } restore{s, *mem_};
+  // Run-time inputs: pos0, positions[T], ids[T].
+  sim::SpaceMemory& ddr = s.memory().space(isa::Space::DDR);
+  std::vector<int32_t> in(size_t(4 + 2 * lay_.max_chunk), 0);
+  in[0] = int32_t(pos_);
+  for (int64_t t = 0; t < T; ++t) {
+    in[size_t(4 + t)] = int32_t(pos_ + t);
+    in[size_t(4 + lay_.max_chunk + t)] = ids[size_t(t)];
+  }
+  ddr.write(lay_.input, in.data(), in.size() * 4);
+  s.run();
+  Tensor logits({T, cfg_.vocab});
+  ddr.read(lay_.logits, logits.ptr(), uint64_t(T * cfg_.vocab) * 4);
+  pos_ += T;
+  if (rec)
+    for (const sim::Capture& cap : s.captures()) {
+      Op op;
+      int layer;
+      if (!parse_capture(cap.name, &op, &layer) || !rec->wants(op)) continue;
+      rec->record(ph, op, layer, golden_shape(op, cfg_, T, cap.rows, cap.cols), cap.data.data(),
+                  cap.native_dtype == "f32" ? "float32" : cap.native_dtype == "bf16" ? "bfloat16" : cap.native_dtype);
+    }
+  return logits;
+}
+
+namespace {
+
+// One sequence at a time: the DDR image holds one set of KV rings.
+class FuncDevice : public Device {
+ public:
+  explicit FuncDevice(const DeviceOptions& opt) : hw_(load_hw_config(opt.hw_path)) {
+    require(opt.numerics == "npu", "backend func: only --numerics npu (the NPU's arithmetic)");
+    model_ = std::make_unique<FuncModel>(open_weights_for(opt.model, "npu"), hw_, 0, false);
+  }
+  std::string backend() const override { return "func"; }
+  const ModelConfig& config() const override { return model_->config(); }
+  const HwConfig& hw() const override { return hw_; }
+  int open_sequence() override {
+    require(open_ < 0, "backend func: one sequence at a time (the DDR image holds one KV ring set)");
+    model_->reset();
+    open_ = next_++;
+    return open_;
+  }
+  void close_sequence(int s) override {
+    if (s == open_) open_ = -1;
+  }
+  Logits prefill(int s, const std::vector<int32_t>& ids, Recorder* rec) override {
+    check(s);
+    const auto t0 = std::chrono::steady_clock::now();
+    Tensor last;
+    const size_t step = size_t(model_->max_chunk());
+    for (size_t b = 0; b < ids.size(); b += step) {
+      std::vector<int32_t> part(ids.begin() + long(b), ids.begin() + long(std::min(ids.size(), b + step)));
+      last = model_->forward(part, Phase::Prefill, rec);
+    }
+    Logits out;
+    const int64_t V = config().vocab;
+    out.values = Tensor({1, V});
+    std::memcpy(out.values.ptr(), last.row(last.shape[0] - 1), size_t(V) * 4);
+    done(t0, int64_t(ids.size()));
+    return out;
+  }
+  Logits decode(const std::vector<int>& seqs, const std::vector<int32_t>& ids, Recorder* rec) override {
+    require(seqs.size() == 1 && ids.size() == 1, "backend func: decode one sequence at a time");
+    check(seqs[0]);
+    const auto t0 = std::chrono::steady_clock::now();
+    Logits out;
+    out.values = model_->forward(ids, Phase::Decode, rec);
+    done(t0, 1);
+    return out;
+  }
+  int64_t position(int s) const override { return s == open_ ? model_->position() : 0; }
+  int64_t cached(int s) const override { return position(s); }
+  const StepTiming& last_timing() const override { return timing_; }
+
+ private:
+  void check(int s) const { require(s == open_, "backend func: unknown sequence " + std::to_string(s)); }
+  void done(std::chrono::steady_clock::time_point t0, int64_t n) {
+    timing_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    timing_.tokens = n;
+  }
+  HwConfig hw_;
+  std::unique_ptr<FuncModel> model_;
+  int open_ = -1, next_ = 0;
+  StepTiming timing_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_func_device(const DeviceOptions& opt) { return std::make_unique<FuncDevice>(opt); }
+
+}  // namespace n3
