@@ -1,6 +1,7 @@
 #include "host_driver/device.h"
 
 #include "golden/error.h"
+#include "host_driver/device_func.h"
 #include "host_driver/device_golden.h"
 
 namespace n3 {
@@ -19,7 +20,8 @@ int64_t Device::kv_sinks() const { return hw().has("kv.sink_tokens") ? hw().inte
 
 std::unique_ptr<Device> open_device(const std::string& backend, const DeviceOptions& opt) {
   if (backend == "golden") return make_golden_device(opt);
-  if (backend == "func" || backend == "systemc")
+  if (backend == "func") return make_func_device(opt);
+  if (backend == "systemc")
     throw Error("backend '" + backend + "' is not available yet: it needs the compiler (issue 5)");
   if (backend == "cuda") throw Error("backend 'cuda' is not available yet: the CUDA path (issue 8) has not landed");
   throw Error("unknown backend '" + backend + "' (golden | func | systemc | cuda)");
