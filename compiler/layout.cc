@@ -31,11 +31,14 @@ Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits
   lay.max_chunk = max_chunk;
   uint64_t at = 0;
   auto place = [&](Placed p) {
+    const uint64_t br = uint64_t(p.rows / p.blocks);
+    p.block_stride = align16(p.row_bytes() * br);
     p.base = at;
-    at = align16(at + p.row_bytes() * uint64_t(p.rows));
+    at += p.block_stride * uint64_t(p.blocks);
     if (p.int4) {
+      p.scale_block_stride = align16(4 * br);
       p.scale_base = at;
-      at = align16(at + 4 * uint64_t(p.rows));
+      at += p.scale_block_stride * uint64_t(p.blocks);
     }
     return p;
   };
@@ -45,6 +48,7 @@ Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits
     p.rows = s.shape.size() >= 2 ? s.shape[0] : 1;
     p.cols = s.shape.size() >= 2 ? s.shape[1] : (s.shape.empty() ? 1 : s.shape[0]);
     p.int4 = s.kind == WeightKind::Matrix;
+    if (s.name == "per_layer_model_projection.weight") p.blocks = cfg.layers;
     lay.tensors[s.name] = place(p);
   }
   // RoPE inverse-frequency rows, one per theta (constants the host would otherwise compute).
@@ -85,8 +89,11 @@ void write_weights(const Layout& lay, const WeightSource& w, const ModelConfig& 
       require(m.dtype == WDType::INT4 && m.group == m.cols && m.rows == p.rows && m.cols == p.cols,
               "compiler: " + name + " must be INT4 with one scale per row (convert or quantise on load)");
       require(uint64_t(m.row_bytes()) == p.row_bytes(), "compiler: " + name + ": unexpected INT4 row size");
-      put(p.base, m.data, p.row_bytes() * uint64_t(p.rows));
-      put(p.scale_base, m.scales, 4 * uint64_t(p.rows));
+      const int64_t br = p.rows / p.blocks;
+      for (int64_t b = 0; b < p.blocks; ++b) {
+        put(p.base + uint64_t(b) * p.block_stride, m.data + b * br * m.row_bytes(), p.row_bytes() * uint64_t(br));
+        put(p.scale_base + uint64_t(b) * p.scale_block_stride, m.scales + b * br, 4 * uint64_t(br));
+      }
     } else {
       // Float matrices and vectors are float32 [rows, cols].
       std::vector<float> v;

@@ -22,6 +22,11 @@ struct Placed {
   bool int4 = false;       // INT4 data + one F32 scale per row; otherwise F32
   uint64_t base = 0;       // data
   uint64_t scale_base = 0; // INT4 only
+  // Stored as `blocks` blocks of rows / blocks rows, each starting 16-byte
+  // aligned (data and scales), so a block is a descriptor of its own (the
+  // per-layer input projection: one block per layer, any P).
+  int64_t blocks = 1;
+  uint64_t block_stride = 0, scale_block_stride = 0;
   uint64_t row_bytes() const { return int4 ? uint64_t((cols + 1) / 2) : uint64_t(cols) * 4; }
 };
 

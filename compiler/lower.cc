@@ -38,8 +38,11 @@ Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const
   Bufs b;
   b.x0f = e.l2(T, D, "f32");
   b.x0 = e.l2(T, D, act);
-  b.plf = e.l2(T, LP, "f32");
-  b.pli = e.l2(T, LP, act);
+  // Per-layer inputs as [T * L, Ppad]: every (token, layer) row 16-byte aligned, any P.
+  const int64_t Ppad = (cfg.pl_dim + 7) / 8 * 8;
+  b.plf = e.l2(T * cfg.layers, Ppad, "f32");
+  b.pli = e.l2(T * cfg.layers, Ppad, act);
+  (void)LP;
   b.posf = e.l2(T, 1, "f32");
   b.ang_local = e.l2(T, cfg.head_dim / 2, "f32");
   b.ang_global = e.l2(T, cfg.head_dim / 2, "f32");
@@ -80,8 +83,6 @@ class Lowering {
            const CompileOptions& opt)
       : cfg_(cfg), lay_(lay), f_(f), hw_(hw), opt_(opt), T_(opt.tokens), b_(alloc_bufs(e_, cfg, f, hw, opt.tokens)) {
     require(cfg.altup_streams == 4, "compiler: AltUp with " + num(cfg.altup_streams) + " streams is not lowered (4)");
-    require(cfg.pl_dim * dtype_bytes(num::fmt_name(f.act)) % 16 == 0,
-            "compiler: per-layer input width " + num(cfg.pl_dim) + " gives unaligned per-layer views (needs a multiple of 8)");
     require(T_ >= 1 && T_ <= lay.max_chunk, "compiler: chunk " + num(T_) + " exceeds the memory plan's " + num(lay.max_chunk));
     mv_ = T_ > 1 ? "gemm.mv" : "gemv.mv";
     mv_engine_ = T_ > 1 ? Emitter::GEMM : Emitter::GEMV;
@@ -102,6 +103,11 @@ class Lowering {
     b.stride = int64_t(p.row_bytes());
     b.scale_base = p.scale_base;
     return b;
+  }
+  // pli as [T * L, P] rows, and layer l's [T, P] slice.
+  Buf pl_rows(const Buf& b) const { return view(b, T_ * cfg_.layers, cfg_.pl_dim); }
+  Buf pli_layer(int l) const {
+    return view(b_.pli, T_, cfg_.pl_dim, uint64_t(l) * b_.pli.stride, b_.pli.stride * cfg_.layers);
   }
   Buf stream(const Buf& s, int i) const { return view(s, T_, s.cols, uint64_t(i) * T_ * s.stride); }
 
@@ -157,7 +163,7 @@ class Lowering {
 
 // Registers: r1 pos0, r2 window start, r3 window length, r4 T, r5 row offset
 // of a token's heads, r6 token id, r7 per-layer-input row, r8 input region,
-// r9 token index, r10 query position.
+// r9 token index, r10 query position, r11 the token's first per-layer-input row.
 void Lowering::embed_and_inputs() {
   const int64_t D = cfg_.hidden, LP = int64_t(cfg_.layers) * cfg_.pl_dim;
   const uint64_t in = lay_.input;
@@ -174,19 +180,26 @@ void Lowering::embed_and_inputs() {
     copy(view(b_.x0f, 1, D), view(E, 1, D), "row_reg=r9", "row_reg=r6");
     e_.ctl("alui.sltu rd=r7 rs1=r6 imm=" + num(cfg_.vocab_pl));  // HF: ids past the table use row 0
     e_.ctl("alu.mul rd=r7 rs1=r7 rs2=r6");
-    copy(view(b_.plf, 1, LP), view(Epl, 1, LP), "row_reg=r9", "row_reg=r7");
+    li(11, int64_t(t) * cfg_.layers);
+    copy(view(b_.plf, cfg_.layers, cfg_.pl_dim), view(Epl, 1, LP), "row_reg=r11", "row_reg=r7");
   }
   cvok("scale", b_.x0, b_.x0f, std::sqrt(float(D)));
   cap("embed", b_.x0);
   // pli = (RMSNorm((x0 W^T) D^-0.5) + E_pl[id] sqrt(P)) / sqrt(2)
-  mv(b_.pli, b_.x0, w("per_layer_model_projection.weight"));
-  cvok("scale", b_.pli, b_.pli, 1.0f / std::sqrt(float(D)));
-  const Buf rows = reshape(b_.pli, T_ * cfg_.layers, cfg_.pl_dim);
+  const Buf wp = w("per_layer_model_projection.weight");
+  const int64_t P = cfg_.pl_dim;
+  for (int l = 0; l < cfg_.layers; ++l) {  // one block of W per layer: aligned views for any P
+    Buf wl = view(wp, P, wp.cols, uint64_t(l) * lay_.at("per_layer_model_projection.weight").block_stride);
+    wl.scale_base = wp.scale_base + uint64_t(l) * lay_.at("per_layer_model_projection.weight").scale_block_stride;
+    mv(pli_layer(l), b_.x0, wl);
+  }
+  const Buf rows = pl_rows(b_.pli), frows = pl_rows(b_.plf);
+  cvok("scale", rows, rows, 1.0f / std::sqrt(float(D)));
   rmsnorm_w(rows, "per_layer_projection_norm.weight");
-  cvok("scale", b_.plf, b_.plf, std::sqrt(float(cfg_.pl_dim)));
-  cvo2("add", b_.plf, b_.pli, b_.plf);
-  cvok("scale", b_.pli, b_.plf, 1.0f / std::sqrt(2.0f));
-  cap("per_layer_inputs", b_.pli);
+  cvok("scale", frows, frows, std::sqrt(float(cfg_.pl_dim)));
+  cvo2("add", frows, rows, frows);
+  cvok("scale", rows, frows, 1.0f / std::sqrt(2.0f));
+  cap("per_layer_inputs", rows);
   // RoPE angle tables from the run-time positions: one per theta.
   Buf pos;
   pos.space = "ddr";
@@ -355,8 +368,7 @@ void Lowering::layer(int l) {
   }
   mv(b_.f, gin, w(p + "per_layer_input_gate.weight"));
   cvo1("gelu", b_.f, b_.f);
-  const int64_t eb = dtype_bytes(b_.pli.dtype);
-  cvo2("mul", b_.f, b_.f, view(b_.pli, T_, cfg_.pl_dim, uint64_t(l) * cfg_.pl_dim * eb));
+  cvo2("mul", b_.f, b_.f, pli_layer(l));
   cap(p + "per_layer.gate", b_.f);
   mv(b_.add, b_.f, w(p + "per_layer_projection.weight"));
   rmsnorm_w(b_.add, p + "post_per_layer_input_norm.weight");
