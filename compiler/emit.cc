@@ -50,6 +50,7 @@ Buf Emitter::l2(int64_t rows, int64_t cols, const std::string& dtype) {
   b.rows = rows;
   b.cols = cols;
   b.stride = cols * dtype_bytes(dtype);
+  allocs_.push_back({b.base, uint64_t(rows * b.stride)});
   l2_top_ = (l2_top_ + uint64_t(rows * b.stride) + 15) & ~uint64_t(15);
   return b;
 }

@@ -32,6 +32,8 @@ class Emitter {
   // Allocates an L2 buffer (16-byte aligned).
   Buf l2(int64_t rows, int64_t cols, const std::string& dtype);
   uint64_t l2_high_water() const { return l2_top_; }
+  // Every allocation: (base, bytes).
+  const std::vector<std::pair<uint64_t, uint64_t>>& l2_allocs() const { return allocs_; }
 
   // Descriptor name for a view; extra fields such as "row_reg=r5".
   std::string d(const Buf& b, const std::string& extra = "");
@@ -59,6 +61,7 @@ class Emitter {
   std::map<std::string, std::string> consts_;
   std::vector<Insn> code_;
   uint64_t l2_top_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> allocs_;
 };
 
 }  // namespace n3::comp

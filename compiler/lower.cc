@@ -416,6 +416,7 @@ Compiled Lowering::run() {
   final_logits();
   Compiled c;
   c.l2_high_water = e_.l2_high_water();
+  c.l2_allocs = e_.l2_allocs();
   c.instructions = e_.size() + 1;
   c.text = e_.finish();
   c.program = isa::assemble(c.text, "compiled.s");
@@ -428,6 +429,8 @@ Compiled compile_forward(const ModelConfig& cfg, const Layout& lay, const num::F
                          const CompileOptions& opt) {
   Lowering low(cfg, lay, f, hw, opt);
   Compiled c = low.run();
+  const std::vector<std::string> bad = verify_compiled(c, hw);
+  require(bad.empty(), "compiler: the compiled program fails verification: " + (bad.empty() ? "" : bad[0]));
   require(c.l2_high_water <= hw.l2, "compiler: the " + std::to_string(opt.tokens) + "-token program needs " +
                                         std::to_string(c.l2_high_water) + " bytes of L2, more than the " +
                                         std::to_string(hw.l2) + " the hardware has");

@@ -5,6 +5,8 @@
 // docs/compiler.md describes the lowering and shows one layer's listing.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "compiler/layout.h"
 #include "golden/model_config.h"
@@ -23,11 +25,19 @@ struct Compiled {
   std::string text;       // assembly (what `n3 compile` writes next to the binary)
   isa::Program program;
   uint64_t l2_high_water = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> l2_allocs;  // the L2 buffers: (base, bytes)
   int instructions = 0;
 };
 
 Compiled compile_forward(const ModelConfig& cfg, const Layout& lay, const num::Formats& f, const HwLimits& hw,
                          const CompileOptions& opt);
+
+// The verifier every compiled program passes (compile_forward throws on a
+// problem): the ISA's operand and dtype checks (isa::verify_program); L2
+// buffers disjoint and inside L2; every static L2 view inside one buffer;
+// DDR views inside DDR; and the schedule: consecutive instructions of
+// different engines joined by a token, every signal matched by a wait.
+std::vector<std::string> verify_compiled(const Compiled& c, const HwLimits& hw);
 
 // L2 bytes a T-token program needs (the allocator's high-water mark).
 uint64_t l2_bytes_for(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int tokens);

@@ -26,7 +26,7 @@ int cmd_compile(const Args& a) {
   int chunk = 0;
   d.add_options()("model", po::value(&model)->required(), "model YAML, checkpoint dir or .n3w file")(
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file")(
-      "o", po::value(&out)->required(), "output directory")(
+      "out,o", po::value(&out)->required(), "output directory")(
       "chunk", po::value(&chunk)->default_value(0), "largest prefill chunk (0: the largest that fits L2)")(
       "force", "overwrite a non-empty output directory");
   po::variables_map vm;

@@ -1,0 +1,123 @@
+// Fault injection: a compiled program mutated to drop a synchronisation,
+// overlap two live buffers or mismatch a dtype is caught by the compiler's
+// verifier (comp::verify_compiled) and, where it runs, by the functional
+// simulator's hazard checker or dtype traps.
+#include <gtest/gtest.h>
+
+#include "compiler/layout.h"
+#include "compiler/lower.h"
+#include "golden/model_config.h"
+#include "isa/isa.h"
+#include "sim/func_sim.h"
+#include "tests/test_util.h"
+
+namespace n3 {
+namespace {
+
+struct Fixture {
+  ModelConfig cfg = load_model_config(test::source_dir() + "/configs/models/tiny.yaml");
+  num::Formats f;
+  comp::HwLimits hw{1ull << 26, 1835008, 1 << 18, 256};
+  comp::Layout lay = comp::plan_layout(cfg, f, hw, 2);
+  comp::Compiled c = [&] {
+    comp::CompileOptions o;
+    o.tokens = 2;
+    return comp::compile_forward(cfg, lay, f, hw, o);
+  }();
+
+  // Runs the program on zero weights; returns the trap kind, or -1 when it ran.
+  int run(const isa::Program& p) const {
+    sim::SimOptions o;
+    o.formats = f;
+    o.caps = {hw.ddr, hw.l2, hw.wbuf};
+    sim::FuncSim s(p, o);
+    try {
+      s.run();
+    } catch (const sim::Trap& t) {
+      return int(t.kind);
+    }
+    return -1;
+  }
+};
+
+bool mentions(const std::vector<std::string>& v, const std::string& what) {
+  for (const std::string& s : v)
+    if (s.find(what) != std::string::npos) return true;
+  return false;
+}
+
+TEST(CompilerVerify, CompiledProgramIsCleanAndRuns) {
+  Fixture fx;
+  EXPECT_TRUE(comp::verify_compiled(fx.c, fx.hw).empty());
+  EXPECT_EQ(fx.run(fx.c.program), -1);
+}
+
+TEST(CompilerVerify, DroppedSynchronisationIsCaught) {
+  Fixture fx;
+  isa::Program& p = fx.c.program;
+  // The first token between two engines: clear the wait and its signal.
+  size_t prev = 0, at = 0;
+  for (size_t i = 0, last = SIZE_MAX; i < p.code.size() && !at; ++i) {
+    const isa::OpcodeDef* d = isa::def_of(p.code[i]);
+    if (!d || d->engine == isa::Engine::CTL) continue;
+    if (last != SIZE_MAX && isa::wait_bits(p.code[i])) {
+      prev = last;
+      at = i;
+    }
+    last = i;
+  }
+  ASSERT_GT(at, 0u);
+  p.code[at] &= ~isa::kHdr_wait_mask;
+  p.code[prev] &= ~isa::kHdr_signal_mask;
+  EXPECT_TRUE(mentions(comp::verify_compiled(fx.c, fx.hw), "by a token"));
+  EXPECT_EQ(fx.run(p), int(sim::TrapKind::Hazard));
+}
+
+TEST(CompilerVerify, OverlappingLiveBuffersAreCaught) {
+  Fixture fx;
+  // A view pushed 16 bytes into the next buffer.
+  isa::Program& p = fx.c.program;
+  size_t slot = 0;
+  for (size_t s = 1; s < p.descs.size() && !slot; ++s) {
+    const isa::DescRecord d = isa::decode_desc(p.descs[s].data());
+    if (d.space == isa::Space::L2 && !d.row_reg && d.rows > 1) slot = s;
+  }
+  ASSERT_GT(slot, 0u);
+  comp::Compiled moved = fx.c;
+  moved.program.descs[slot][0] += uint64_t(16) << 8;  // base field [47:8]
+  EXPECT_TRUE(mentions(comp::verify_compiled(moved, fx.hw), "not inside one buffer"));
+  // Two allocations made to overlap.
+  comp::Compiled over = fx.c;
+  ASSERT_GE(over.l2_allocs.size(), 2u);
+  over.l2_allocs[1].first -= 16;
+  EXPECT_TRUE(mentions(comp::verify_compiled(over, fx.hw), "overlap"));
+}
+
+TEST(CompilerVerify, DtypeMismatchIsCaught) {
+  Fixture fx;
+  isa::Program& p = fx.c.program;
+  // The destination of the first SFU instruction becomes INT32.
+  for (uint64_t w : p.code) {
+    const isa::OpcodeDef* d = isa::def_of(w);
+    if (!d || d->engine != isa::Engine::SFU) continue;
+    const uint32_t dst = uint32_t((w >> 32) & 0xfff);  // CVO dst [43:32]
+    p.descs[dst][0] = (p.descs[dst][0] & ~uint64_t(0xf)) | uint64_t(isa::Dtype::INT32);
+    break;
+  }
+  EXPECT_FALSE(comp::verify_compiled(fx.c, fx.hw).empty());
+  const int k = fx.run(p);
+  EXPECT_TRUE(k == int(sim::TrapKind::DtypeMismatch) || k == int(sim::TrapKind::BadOperand)) << k;
+}
+
+TEST(CompilerPlan, ChunkSizesComeFromL2) {
+  Fixture fx;
+  const int big = comp::largest_chunk(fx.cfg, fx.f, fx.hw);
+  EXPECT_GE(big, 1);
+  EXPECT_LE(comp::l2_bytes_for(fx.cfg, fx.f, fx.hw, big), fx.hw.l2);
+  comp::HwLimits small = fx.hw;
+  small.l2 = 4096;
+  EXPECT_THROW(comp::largest_chunk(fx.cfg, fx.f, small), Error);
+}
+
+}  // namespace
+}  // namespace n3
