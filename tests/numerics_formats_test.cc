@@ -99,7 +99,7 @@ TEST(NumericsFormats, DefaultsAreValid) {
   const Formats f;
   EXPECT_EQ(formats_problem(f), "");
   EXPECT_EQ(formats_to_string(f),
-            "act=bf16 kv=f16 score=f32 logits=f32 bfp_block=32 act_mant=8 attn_mant=16 weight_scale=per_row");
+            "act=bf16 kv=f16 score=f32 logits=f32 bfp_block=32 act_mant=12 attn_mant=16 weight_scale=per_row");
 }
 
 TEST(NumericsFormats, ParsesHardwareKeys) {
