@@ -50,6 +50,7 @@ const std::map<std::string, KeyDef>& schema() {
       {"timing.cdc_sync_cycles", {false, true, "AXI-clock cycles of the port-to-core clock-domain crossing"}},
       {"timing.dma_hp_ports", {false, true, "HP ports a DMA or SFU DDR transfer stripes over"}},
       {"timing.l2_ports", {false, true, "L2 ports (one L2 word per core clock each)"}},
+      {"timing.l2_port_words", {false, true, "L2 words one port moves per core clock (banks accessed in parallel)"}},
       {"timing.queue_depth", {false, true, "instructions per engine queue"}},
       {"timing.dispatch_cycles", {false, true, "core cycles to dispatch one engine instruction"}},
       {"timing.ctl_cycles", {false, true, "core cycles of one control instruction"}},

@@ -40,8 +40,9 @@ class DdrHp : public sc_core::sc_module {
   int64_t next_port_ = 0;
 };
 
-// The L2 scratchpad: `l2_ports` ports of one L2 word per core clock; a
-// transfer takes the port that frees first.
+// The L2 scratchpad: `l2_ports` ports, each moving `l2_port_words` L2 words
+// (one per bank it spans) per core clock; a transfer takes the port that
+// frees first. Bank conflicts between ports are not modelled.
 class L2 : public sc_core::sc_module {
  public:
   L2(sc_core::sc_module_name n, Context& c);

@@ -33,6 +33,7 @@ Params load_params(const HwConfig& hw) {
   p.cdc_sync_cycles = hw.integer("timing.cdc_sync_cycles");
   p.dma_hp_ports = hw.integer("timing.dma_hp_ports");
   p.l2_ports = hw.integer("timing.l2_ports");
+  p.l2_port_words = hw.integer("timing.l2_port_words");
   p.queue_depth = hw.integer("timing.queue_depth");
   p.dispatch_cycles = hw.integer("timing.dispatch_cycles");
   p.ctl_cycles = hw.integer("timing.ctl_cycles");
@@ -43,7 +44,7 @@ Params load_params(const HwConfig& hw) {
   p.sfu_setup_cycles = hw.integer("timing.sfu_setup_cycles");
   p.sfu_latency_cycles = hw.integer("timing.sfu_latency_cycles");
   require(p.core_mhz > 0 && p.axi_mhz > 0, hw.path + ": clocks must be positive");
-  require(p.burst_bytes > 0 && p.hp_ports > 0 && p.hp_port_bytes > 0 && p.l2_ports > 0 && p.l2_port_bytes > 0,
+  require(p.burst_bytes > 0 && p.hp_ports > 0 && p.hp_port_bytes > 0 && p.l2_ports > 0 && p.l2_port_bytes > 0 && p.l2_port_words > 0,
           hw.path + ": burst size, HP ports and L2 ports must be positive");
   require(p.dma_hp_ports >= 1 && p.dma_hp_ports <= p.hp_ports, hw.path + ": timing.dma_hp_ports must be in [1, memory.hp_ports]");
   require(p.queue_depth >= 1, hw.path + ": timing.queue_depth must be at least 1");
@@ -107,8 +108,8 @@ double ddr_occupancy_ps(const Params& p, int64_t bytes, int64_t ports) {
 double ddr_latency_ps(const Params& p) { return p.ddr_latency_ns * 1e3 + double(p.cdc_sync_cycles) * p.axi_ps(); }
 
 double l2_ps(const Params& p, int64_t bytes) {
-  const int64_t words = (bytes + p.l2_port_bytes - 1) / p.l2_port_bytes;
-  return double(words) * p.core_ps();
+  const int64_t per_clk = p.l2_port_bytes * p.l2_port_words;
+  return double((bytes + per_clk - 1) / per_clk) * p.core_ps();
 }
 
 }  // namespace n3::timing

@@ -19,7 +19,7 @@ struct Params {
   double ddr_peak_gbps = 0, ddr_efficiency = 0, ddr_latency_ns = 0;
   int64_t burst_bytes = 0, hp_ports = 0, hp_port_bytes = 0, cdc_sync_cycles = 0, dma_hp_ports = 0;
   // L2
-  int64_t l2_ports = 0, l2_port_bytes = 0;
+  int64_t l2_ports = 0, l2_port_bytes = 0, l2_port_words = 0;
   // engines
   int64_t gemv_cores = 0, gemv_macs_per_clk = 0, gemm_rows = 0, gemm_cols = 0, gemm_macs_per_pe = 0;
   double sfu_elems_per_clk = 0;
@@ -55,7 +55,7 @@ double ddr_occupancy_ps(const Params& p, int64_t bytes, int64_t ports);
 // Fixed latency of one DDR transfer in ps: DDR latency plus the clock-domain
 // crossing from the AXI clock into the core clock.
 double ddr_latency_ps(const Params& p);
-// ps for `bytes` over one L2 port.
+// ps for `bytes` over one L2 port (l2_port_words words per core clock).
 double l2_ps(const Params& p, int64_t bytes);
 
 }  // namespace n3::timing
