@@ -124,7 +124,10 @@ std::string Emitter::finish() {
   std::string out = ".isa 1\n";
   for (const std::string& h : head_) out += h + "\n";
   for (const std::string& t : tensors_) out += t + "\n";
-  for (const Insn& in : code_) {
+  for (size_t i = 0; i < code_.size(); ++i) {
+    const Insn& in = code_[i];
+    auto c = comments_.find(i);
+    if (c != comments_.end()) out += c->second;
     out += "    " + in.text;
     if (in.wait) out += " wait=" + mask_text(in.wait);
     if (in.signal) out += " signal=" + mask_text(in.signal);

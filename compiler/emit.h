@@ -43,6 +43,8 @@ class Emitter {
 
   void op(Engine e, const std::string& text) { code_.push_back({e, text, 0, 0}); }
   void ctl(const std::string& text) { op(CTL, text); }
+  // A comment line before the next instruction (the listing's section headers).
+  void comment(const std::string& text) { comments_[code_.size()] += "; " + text + "\n"; }
   // Captures descriptor `desc` under `name` after the last emitted instruction.
   void capture(const std::string& name, const std::string& desc);
 
@@ -60,6 +62,7 @@ class Emitter {
   std::map<std::string, std::string> descs_;
   std::map<std::string, std::string> consts_;
   std::vector<Insn> code_;
+  std::map<size_t, std::string> comments_;
   uint64_t l2_top_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> allocs_;
 };

@@ -300,7 +300,8 @@ void Lowering::attention(int l) {
 void Lowering::layer(int l) {
   const int64_t S = cfg_.altup_streams, D = cfg_.hidden;
   const std::string p = L(l);
-  // AltUp predict: pred[p] = h[p] + sum_q c[S p + q] h[q]
+  e_.comment("layer " + num(l) + (cfg_.is_global(l) ? " (global" : " (local") + std::string(cfg_.owns_kv(l) ? ", owns its KV ring)" : ", reads layer " + num(cfg_.kv_source(l)) + "'s ring)"));
+  e_.comment("AltUp predict: router, coefficients, pred[p] = h[p] + sum_q c[S p + q] h[q]");
   router(l, stream(b_.H, 0), b_.m);
   cap(p + "altup.router", b_.m);
   const Buf pw = w(p + "altup.prediction_coefs.weight");
@@ -312,6 +313,7 @@ void Lowering::layer(int l) {
   }
   cap(p + "altup.pred", b_.P);
   const Buf a = stream(b_.P, 0);
+  e_.comment("input norm, LAuReL");
   const Buf inw = w(p + "input_layernorm.weight");
   rmsnorm(b_.an, a, &inw);
   cap(p + "input_norm", b_.an);
@@ -321,14 +323,16 @@ void Lowering::layer(int l) {
   rmsnorm_w(b_.lo, p + "laurel.post_laurel_norm.weight");
   cvo2("add", b_.lo, b_.lo, b_.an);
   cap(p + "laurel", b_.lo);
+  e_.comment("attention: Q/K/V, norms, RoPE, KV ring write, per-token windowed QK / softmax / PV, o_proj");
   attention(l);
+  e_.comment("post-attention norm, residual, LAuReL mix");
   rmsnorm_w(b_.attn, p + "post_attention_layernorm.weight");
   cvo2("add", b_.attn, b_.attn, a);
   cap(p + "attn_gated", b_.attn);
   cvo2("add", b_.tmpf, b_.attn, b_.lo);
   cvok("scale", b_.al, b_.tmpf, 1.0f / std::sqrt(2.0f));
   cap(p + "attn_laurel", b_.al);
-  // FFN
+  e_.comment("FFN");
   const int64_t F = cfg_.ffn[size_t(l)];
   const Buf g = view(b_.g, T_, F, 0, F * dtype_bytes(b_.g.dtype)), u = view(b_.u, T_, F, 0, F * dtype_bytes(b_.u.dtype));
   const Buf pre = w(p + "pre_feedforward_layernorm.weight");
@@ -346,7 +350,7 @@ void Lowering::layer(int l) {
   rmsnorm_w(b_.y, p + "post_feedforward_layernorm.weight");
   cvo2("add", b_.y, b_.y, b_.al);
   cap(p + "ffn_out", b_.y);
-  // AltUp correct: corr[p] = pred[p] + (m2 W_corr^T + 1)[p] (o - pred[0])
+  e_.comment("AltUp correct: corr[p] = pred[p] + (m2 W_corr^T + 1)[p] (o - pred[0])");
   router(l, b_.y, b_.m);
   cap(p + "altup.corr_router", b_.m);
   const Buf cw = w(p + "altup.correction_coefs.weight");
@@ -360,7 +364,7 @@ void Lowering::layer(int l) {
     cvo2("add", stream(b_.H, pp), stream(b_.P, pp), b_.tmpf);
   }
   cap(p + "altup.corr", b_.H);
-  // Per-layer input mix
+  e_.comment("per-layer input mix");
   Buf gin = stream(b_.H, 0);
   if (cfg_.altup_correct_scale) {
     cvo2("mul", b_.gin, gin, w(p + "altup.correct_output_scale"));
@@ -411,8 +415,10 @@ Compiled Lowering::run() {
     std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(std::max<uint64_t>(lay_.weights_end, 16)));
     return std::string(b);
   }());
+  e_.comment("embedding, per-layer inputs, RoPE angles, AltUp projections");
   embed_and_inputs();
   for (int l = 0; l < cfg_.layers; ++l) layer(l);
+  e_.comment("unembed, final norm, LM head, softcap");
   final_logits();
   Compiled c;
   c.l2_high_water = e_.l2_high_water();
