@@ -77,7 +77,7 @@ DumpCollector run(std::shared_ptr<const WeightSource> w, std::unique_ptr<Kernels
 int main(int argc, char** argv) {
   try {
     if (argc < 2) {
-      std::fprintf(stderr, "usage: accuracy_report FIXTURE_DIR | --synth MODEL.yaml T [VARIANTS]\n");
+      std::fprintf(stderr, "usage: accuracy_report FIXTURE_DIR | --synth MODEL.yaml T [VARIANT,VARIANT,...]\n");
       return 2;
     }
     const HwConfig hw = load_hw_config(std::string(N3_SOURCE_DIR) + "/configs/hw/kv260.yaml");
@@ -116,8 +116,19 @@ int main(int argc, char** argv) {
     std::printf(" logits |\n|---|---|");
     for (size_t l = 0; l <= ref_layers.size(); ++l) std::printf("---|");
     std::printf("\n");
-    const int nvar = !std::strcmp(argv[1], "--synth") && argc > 4 ? std::atoi(argv[4]) : int(std::size(kVariants));
-    for (int vi = 0; vi < nvar && vi < int(std::size(kVariants)); ++vi) {
+    // Optional VARIANTS: comma-separated indices into kVariants (default: all).
+    std::vector<int> pick;
+    if (!std::strcmp(argv[1], "--synth") && argc > 4) {
+      for (const char* p = argv[4]; *p;) {
+        pick.push_back(std::atoi(p));
+        while (*p && *p != ',') ++p;
+        if (*p) ++p;
+      }
+    } else {
+      for (int i = 0; i < int(std::size(kVariants)); ++i) pick.push_back(i);
+    }
+    for (int vi : pick) {
+      if (vi < 0 || vi >= int(std::size(kVariants))) continue;
       const Variant& v = kVariants[vi];
       num::Formats f = numerics_formats(hw);
       int64_t group = 0;
