@@ -13,6 +13,9 @@
 #include "isa/isa.h"
 #include "sim/memory.h"
 #include "sim/systemc/timing.h"
+#ifdef N3_HAVE_SYSTEMC
+#include "sim/systemc/npu.h"
+#endif
 #include "tests/sim_func_util.h"
 
 namespace n3::test {
@@ -301,6 +304,33 @@ TEST(SystemcHw, DesignPointsLoadWithTimingAndEstimateMatchesPccx) {
   EXPECT_NEAR(value("roofline tok/s: "), 4.95, 0.45);
   EXPECT_NEAR(value("compute bound tok/s: "), 11.5, 0.3);
 }
+
+#ifdef N3_HAVE_SYSTEMC
+// One elaboration, several programs (the model form runs a prefill and then
+// decode programs): the same program twice gives the same cycles and the
+// functional simulator's bits each time.
+TEST(SystemcReuse, SeveralProgramsInOneProcess) {
+  const timing::Params p = timing::load_params(load_hw_config(source_dir() + "/configs/hw/kv260.yaml"));
+  double first = 0;
+  for (const char* e : {"gemv_int4.s", "softmax.s", "gemv_int4.s"}) {
+    const isa::Program prog = assemble_example(e);
+    const std::vector<sim::ImageRegion> img = random_image(prog, 3);
+    sim::FuncSim ref(prog, small_options()), s(prog, small_options());
+    for (sim::FuncSim* m : {&ref, &s})
+      for (const sim::ImageRegion& r : img) m->memory().space(r.space).write(r.addr, r.bytes.data(), r.bytes.size());
+    ref.run();
+    const sc::Report rep = sc::run_npu(s, p, {});
+    ASSERT_EQ(ref.captures().size(), s.captures().size()) << e;
+    for (size_t i = 0; i < ref.captures().size(); ++i)
+      EXPECT_EQ(bit_diff(s.captures()[i].data, ref.captures()[i].data), "") << e << " " << ref.captures()[i].name;
+    EXPECT_GT(rep.total_ps, 0.0);
+    if (std::string(e) == "gemv_int4.s") {
+      if (first == 0) first = rep.total_ps;
+      else EXPECT_NEAR(rep.total_ps, first, 10.0) << "a reused model times the same program differently (ps rounding aside)";
+    }
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace n3::test

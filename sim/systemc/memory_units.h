@@ -7,6 +7,7 @@
 #pragma once
 #include <systemc>
 
+#include <algorithm>
 #include <vector>
 
 #include "sim/systemc/common.h"
@@ -31,6 +32,11 @@ class DdrHp : public sc_core::sc_module {
   uint64_t bytes_read() const { return read_; }
   uint64_t bytes_written() const { return written_; }
   double busy_ps() const { return busy_; }
+  void reset_counts() {
+    std::fill(port_bytes_.begin(), port_bytes_.end(), 0);
+    read_ = written_ = 0;
+    busy_ = 0;
+  }
 
  private:
   Context& c_;
@@ -48,6 +54,7 @@ class L2 : public sc_core::sc_module {
   L2(sc_core::sc_module_name n, Context& c);
   Xfer reserve(int64_t bytes, double not_before_ps);
   uint64_t bytes() const { return bytes_; }
+  void reset_counts() { bytes_ = 0; }
 
  private:
   Context& c_;

@@ -13,8 +13,6 @@ int sc_main(int, char**) { return 0; }
 
 namespace n3::sc {
 
-namespace {
-
 // Fetch, decode and dispatch: one instruction per dispatch_cycles into the
 // engine queues (blocking while the target queue is full); control
 // instructions run here, in order, after their tokens.
@@ -26,9 +24,26 @@ class Ctl : public sc_core::sc_module {
     SC_THREAD(run);
   }
 
+  // run_npu sets `go` and notifies `start`: one program per request.
+  sc_core::sc_event start;
+  bool go = false;
+
  private:
   void run() {
     try {
+      while (true) {
+        while (!go) sc_core::wait(start);
+        go = false;
+        run_program();
+        c_.halted = true;
+      }
+    } catch (...) {
+      c_.fail(std::current_exception());
+    }
+  }
+
+  void run_program() {
+    {
       UnitStats& st = c_.units[0];
       const double clk = c_.p.core_ps();
       auto last = std::chrono::steady_clock::now();
@@ -64,9 +79,6 @@ class Ctl : public sc_core::sc_module {
           }
         }
       }
-      c_.halted = true;
-    } catch (...) {
-      c_.fail(std::current_exception());
     }
   }
 
@@ -74,6 +86,8 @@ class Ctl : public sc_core::sc_module {
   std::vector<EngineUnit*> units_;
   bool progress_;
 };
+
+namespace {
 
 struct Top : sc_core::sc_module {
   Top(sc_core::sc_module_name n, Context& c, bool progress)
@@ -95,23 +109,60 @@ struct Top : sc_core::sc_module {
 
 }  // namespace
 
+namespace {
+// The one elaboration of this process (SystemC elaborates once): the units
+// persist between programs; each run_npu starts the control unit again and
+// reports times relative to its own start.
+struct Elaborated {
+  std::unique_ptr<Context> c;
+  std::unique_ptr<Top> top;
+  bool broken = false;  // a trap or deadlock left units mid-instruction
+};
+Elaborated& elaborated() {
+  static Elaborated* e = new Elaborated;  // lives to exit, like the simulation context
+  return *e;
+}
+}  // namespace
+
 Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
-  static bool elaborated = false;
-  require(!elaborated, "n3 sim --backend systemc: the SystemC model elaborates once per process; run n3 again");
-  elaborated = true;
-  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
-  auto c = std::make_unique<Context>();
+  Elaborated& el = elaborated();
+  require(!el.broken, "n3 sim --backend systemc: an earlier run in this process trapped; the model cannot run again");
+  if (!el.c) {
+    setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+    sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+    sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
+    el.c = std::make_unique<Context>();
+    el.c->p = p;
+    el.top = std::make_unique<Top>("npu", *el.c, o.progress);
+  }
+  require(el.c->p.name == p.name && el.c->p.core_mhz == p.core_mhz && el.c->p.queue_depth == p.queue_depth,
+          "n3 sim --backend systemc: the model was elaborated for hardware '" + el.c->p.name + "'; one design point per process");
+  Context* c = el.c.get();
+  Top* top = el.top.get();
+  // Fresh per-run state; the DDR and L2 reservations are absolute times in the past.
   c->sim = &s;
   c->p = p;
   c->record_slices = o.trace;
-  auto top = std::make_unique<Top>("npu", *c, o.progress);
+  c->units = {};
+  c->slices.clear();
+  c->macs = c->sfu_work = 0;
+  c->completed = {};
+  c->dispatched = {};
+  c->halted = false;
+  top->ddr.reset_counts();
+  top->l2.reset_counts();
+  const double t0 = c->now_ps();
+  top->ctl.go = true;
+  top->ctl.start.notify(sc_core::SC_ZERO_TIME);
   sc_core::sc_start();
-  if (c->error) std::rethrow_exception(c->error);
+  if (c->error) {
+    el.broken = true;
+    std::rethrow_exception(c->error);
+  }
   bool drained = c->halted;
   for (int e = 1; e < kEngines; ++e) drained &= c->completed[static_cast<size_t>(e)] == c->dispatched[static_cast<size_t>(e)];
   if (!drained) {
+    el.broken = true;
     std::string m = c->halted ? "after sys.halt," : "the control engine waits for a token at instruction " +
                                                         std::to_string(s.peek().pc) + ";";
     for (int e = 1; e < kEngines; ++e) {
@@ -130,9 +181,9 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
     for (const auto& [k, v] : u.stall_ps) ur.stall_ps.push_back({k, v});
     r.units.push_back(ur);
   }
-  double end = 0;
+  double end = t0;
   for (const Slice& sl : c->slices) end = std::max(end, sl.start_ps + sl.dur_ps);
-  r.total_ps = std::max(end, sc_core::sc_time_stamp().to_seconds() * 1e12);
+  r.total_ps = std::max(end, c->now_ps()) - t0;
   r.hp_port_bytes = top->ddr.port_bytes();
   r.ddr_read = top->ddr.bytes_read();
   r.ddr_written = top->ddr.bytes_written();
@@ -140,10 +191,7 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   r.l2_bytes = top->l2.bytes();
   r.macs = c->macs;
   r.sfu_work = c->sfu_work;
-  for (const Slice& sl : c->slices) r.slices.push_back({sl.track, sl.pc, sl.start_ps, sl.dur_ps});
-  // The simulation context keeps pointers into the modules: they live to exit.
-  top.release();
-  c.release();
+  for (const Slice& sl : c->slices) r.slices.push_back({sl.track, sl.pc, sl.start_ps - t0, sl.dur_ps});
   return r;
 }
 

@@ -44,7 +44,10 @@ struct Report {
 
 // Runs the program loaded in `sim` (memory already loaded) to the end; the
 // functional core's state afterwards is what FuncSim::run() leaves. Throws
-// sim::Trap like run(); throws Error when called a second time in a process.
+// sim::Trap like run(). The first call elaborates the model (once per
+// process); later calls, one program each (a model's prefill and decode
+// programs), reuse it with fresh statistics and times relative to their
+// start. One design point per process; after a trap no further run.
 Report run_npu(sim::FuncSim& sim, const timing::Params& p, const RunOptions& o);
 
 }  // namespace n3::sc
