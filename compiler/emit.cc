@@ -1,5 +1,7 @@
 #include "compiler/emit.h"
 
+#include <array>
+#include <cctype>
 #include <cstring>
 
 #include "golden/error.h"
@@ -69,6 +71,24 @@ std::string Emitter::d(const Buf& b, const std::string& extra) {
                                                   std::to_string(isa::kDescSlots - 1) + " descriptors");
   descs_[spec] = name;
   head_.push_back(".desc " + name + " " + spec);
+  // The bytes the view can reach. A register-moved L2 view: its whole buffer;
+  // a ring: the ring; a register-moved DDR row (embedding rows): from its base up.
+  const bool moved = extra.find("row_reg") != std::string::npos;
+  Access a{b.space == "l2" ? 1 : 0, b.base, 0, false};
+  const uint64_t row = b.dtype == "int4" ? uint64_t((b.cols + 1) / 2) : uint64_t(b.cols * dtype_bytes(b.dtype));
+  a.hi = b.base + uint64_t(b.rows - 1) * uint64_t(b.stride) + row;
+  if (extra.find("ring=1") != std::string::npos) {
+    a.hi = b.base + uint64_t(b.rows) * uint64_t(b.stride);
+  } else if (moved && b.space == "l2") {
+    for (const auto& al : allocs_)
+      if (b.base >= al.first && b.base < al.first + al.second) {
+        a.lo = al.first;
+        a.hi = al.first + al.second;
+      }
+  } else if (moved) {
+    a.hi = UINT64_MAX;
+  }
+  range_[name] = a;
   return name;
 }
 
@@ -97,8 +117,75 @@ std::string Emitter::ki(int32_t v) {
   return name;
 }
 
+void Emitter::op(Engine e, const std::string& text) {
+  code_.push_back({e, text, 0, 0});
+  std::vector<Access> acc;
+  // Operands "field=dN": dst is written, every other descriptor read.
+  size_t at = 0;
+  while ((at = text.find("=d", at)) != std::string::npos) {
+    size_t end = at + 2;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    const size_t start = text.rfind(' ', at);
+    const std::string field = text.substr(start + 1, at - start - 1);
+    auto r = range_.find(text.substr(at + 1, end - at - 1));
+    if (r != range_.end()) {
+      Access a = r->second;
+      a.write = field == "dst";
+      acc.push_back(a);
+    }
+    at = end;
+  }
+  acc_.push_back(std::move(acc));
+}
+
+// Dependency tokens: instruction i on engine E must follow every earlier
+// instruction j of another engine F that touches the same bytes (one of them
+// writing). known[i][F] is the last F instruction already ordered before i
+// (its queue predecessor's knowledge, joined over the tokens it waits for:
+// vector clocks). When the latest conflicting j is not known, j signals E and
+// i waits for F. Tokens pair first-in first-out per engine pair, and both the
+// signalling j and the waiting i increase, so each wait pops j's token.
+void Emitter::schedule_deps() {
+  const size_t n = code_.size();
+  std::vector<std::array<int64_t, 5>> known(n);
+  std::array<int64_t, 5> last{-1, -1, -1, -1, -1};  // last instruction per engine so far
+  auto conflict = [&](size_t i, size_t j) {
+    for (const Access& a : acc_[i])
+      for (const Access& b : acc_[j])
+        if (a.space == b.space && (a.write || b.write) && a.lo < b.hi && b.lo < a.hi) return true;
+    return false;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    Insn& in = code_[i];
+    if (in.e == CTL) continue;
+    std::array<int64_t, 5> k{-1, -1, -1, -1, -1};
+    const int64_t qp = last[in.e];
+    if (qp >= 0) {
+      k = known[size_t(qp)];
+      k[in.e] = qp;
+    }
+    for (int f = 1; f < 5; ++f) {
+      if (f == in.e) continue;
+      for (int64_t j = last[f]; j > k[f]; --j) {
+        if (code_[size_t(j)].e != f || !conflict(i, size_t(j))) continue;
+        code_[size_t(j)].signal |= uint8_t(1u << in.e);
+        in.wait |= uint8_t(1u << f);
+        for (int g = 0; g < 5; ++g) k[g] = std::max(k[g], known[size_t(j)][g]);
+        k[f] = j;
+        break;
+      }
+    }
+    known[i] = k;
+    last[in.e] = int64_t(i);
+  }
+}
+
 void Emitter::capture(const std::string& name, const std::string& desc) {
   require(!code_.empty(), "compiler: capture before any instruction");
+  // A capture reads its tensor when instruction `at` completes: later writers must wait for it.
+  Access a = range_.at(desc);
+  a.write = false;
+  acc_[code_.size() - 1].push_back(a);
   tensors_.push_back(".tensor " + name + " desc=" + desc + " at=" + std::to_string(code_.size() - 1));
 }
 
@@ -110,16 +197,20 @@ void Emitter::capture(const std::string& name, const std::string& desc) {
 // holds at most one token. Engines still overlap with the control engine's
 // run-ahead; the overlap of weight streaming with compute that a
 // dependency-based schedule would give is future work (docs/compiler.md).
-std::string Emitter::finish() {
-  int prev = -1;
-  for (size_t i = 0; i < code_.size(); ++i) {
-    Insn& in = code_[i];
-    if (in.e == CTL) continue;
-    if (prev >= 0 && code_[size_t(prev)].e != in.e) {
-      code_[size_t(prev)].signal |= uint8_t(1u << in.e);
-      in.wait |= uint8_t(1u << code_[size_t(prev)].e);
+std::string Emitter::finish(bool chain) {
+  if (chain) {
+    int prev = -1;
+    for (size_t i = 0; i < code_.size(); ++i) {
+      Insn& in = code_[i];
+      if (in.e == CTL) continue;
+      if (prev >= 0 && code_[size_t(prev)].e != in.e) {
+        code_[size_t(prev)].signal |= uint8_t(1u << in.e);
+        in.wait |= uint8_t(1u << code_[size_t(prev)].e);
+      }
+      prev = int(i);
     }
-    prev = int(i);
+  } else {
+    schedule_deps();
   }
   std::string out = ".isa 1\n";
   for (const std::string& h : head_) out += h + "\n";

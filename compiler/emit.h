@@ -41,7 +41,8 @@ class Emitter {
   std::string ki(int32_t v);    // INT32 constant
   void region(const std::string& line) { head_.push_back(".region " + line); }
 
-  void op(Engine e, const std::string& text) { code_.push_back({e, text, 0, 0}); }
+  // One instruction; its operands' descriptor names give the bytes it touches.
+  void op(Engine e, const std::string& text);
   void ctl(const std::string& text) { op(CTL, text); }
   // A comment line before the next instruction (the listing's section headers).
   void comment(const std::string& text) { comments_[code_.size()] += "; " + text + "\n"; }
@@ -50,7 +51,16 @@ class Emitter {
 
   int size() const { return int(code_.size()); }
   // Adds the synchronisation tokens and sys.halt; returns the assembly text.
-  std::string finish();
+  // `chain`: order every engine hand-over (no overlap); otherwise tokens only
+  // where two instructions of different engines touch the same bytes.
+  std::string finish(bool chain = false);
+  // Bytes each instruction reads / writes: (space, lo, hi, write).
+  struct Access {
+    int space;
+    uint64_t lo, hi;
+    bool write;
+  };
+  const std::vector<std::vector<Access>>& accesses() const { return acc_; }
 
  private:
   struct Insn {
@@ -61,8 +71,11 @@ class Emitter {
   std::vector<std::string> head_, tensors_;
   std::map<std::string, std::string> descs_;
   std::map<std::string, std::string> consts_;
+  void schedule_deps();
   std::vector<Insn> code_;
   std::map<size_t, std::string> comments_;
+  std::map<std::string, Access> range_;  // descriptor name -> the bytes it can reach
+  std::vector<std::vector<Access>> acc_;   // per instruction
   uint64_t l2_top_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> allocs_;
 };

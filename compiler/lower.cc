@@ -424,7 +424,8 @@ Compiled Lowering::run() {
   c.l2_high_water = e_.l2_high_water();
   c.l2_allocs = e_.l2_allocs();
   c.instructions = e_.size() + 1;
-  c.text = e_.finish();
+  c.text = e_.finish(opt_.chain);
+  c.accesses = e_.accesses();
   c.program = isa::assemble(c.text, "compiled.s");
   return c;
 }

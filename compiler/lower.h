@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/emit.h"
 #include "compiler/layout.h"
 #include "golden/model_config.h"
 #include "golden/numerics/formats_config.h"
@@ -19,6 +20,7 @@ struct CompileOptions {
   int tokens = 1;         // T
   bool decode = false;    // names dumped tensors for the decode phase (host side); same code
   bool dump_all = false;  // capture the intermediate tensors too, not only layers.N and logits
+  bool chain = false;     // serialise engine hand-overs instead of dependency tokens
 };
 
 struct Compiled {
@@ -26,6 +28,7 @@ struct Compiled {
   isa::Program program;
   uint64_t l2_high_water = 0;
   std::vector<std::pair<uint64_t, uint64_t>> l2_allocs;  // the L2 buffers: (base, bytes)
+  std::vector<std::vector<Emitter::Access>> accesses;    // per instruction (sys.halt: none)
   int instructions = 0;
 };
 
@@ -36,7 +39,8 @@ Compiled compile_forward(const ModelConfig& cfg, const Layout& lay, const num::F
 // problem): the ISA's operand and dtype checks (isa::verify_program); L2
 // buffers disjoint and inside L2; every static L2 view inside one buffer;
 // DDR views inside DDR; and the schedule: consecutive instructions of
-// different engines joined by a token, every signal matched by a wait.
+// different engines that touch the same bytes (one writing) ordered by the
+// tokens (replayed first-in first-out), every signal matched by a wait.
 std::vector<std::string> verify_compiled(const Compiled& c, const HwLimits& hw);
 
 // L2 bytes a T-token program needs (the allocator's high-water mark).

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <array>
+#include <deque>
 
 #include "compiler/lower.h"
 #include "isa/isa.h"
@@ -44,28 +46,64 @@ std::vector<std::string> verify_compiled(const Compiled& c, const HwLimits& hw) 
       out.push_back(who + ": ends past DDR");
     }
   }
-  // The schedule (compiler/emit.cc): a token joins consecutive engine instructions of different engines.
-  int prev = -1;
-  uint8_t prev_eng = 0;
+  // The schedule: replay the tokens (first in, first out per engine pair) into
+  // vector clocks, then every conflicting pair of different engines must be ordered.
   std::vector<int64_t> balance(25, 0);
-  for (size_t i = 0; i < p.code.size(); ++i) {
+  const size_t n = p.code.size();
+  std::vector<std::array<int64_t, 5>> known(n);
+  std::array<int64_t, 5> last{-1, -1, -1, -1, -1};
+  std::array<std::deque<size_t>, 25> fifo;
+  std::array<std::vector<size_t>, 5> by_engine;
+  for (size_t i = 0; i < n; ++i) {
     const uint64_t w = p.code[i];
     const isa::OpcodeDef* d = isa::def_of(w);
     if (!d) continue;
     const int e = int(d->engine);
+    std::array<int64_t, 5> k{-1, -1, -1, -1, -1};
+    if (last[size_t(e)] >= 0) {
+      k = known[size_t(last[size_t(e)])];
+      k[size_t(e)] = last[size_t(e)];
+    }
     for (int f = 0; f < 5; ++f) {
-      if ((isa::wait_bits(w) >> f) & 1) --balance[size_t(f * 5 + e)];
-      if ((isa::signal_bits(w) >> f) & 1) ++balance[size_t(e * 5 + f)];
+      if ((isa::wait_bits(w) >> f) & 1) {
+        --balance[size_t(f * 5 + e)];
+        std::deque<size_t>& q = fifo[size_t(f * 5 + e)];
+        if (q.empty()) {
+          out.push_back("instruction " + std::to_string(i) + " waits for a token from " +
+                        isa::name_of(static_cast<isa::Engine>(f)) + " that no earlier instruction signals");
+          continue;
+        }
+        const size_t j = q.front();
+        q.pop_front();
+        for (int g = 0; g < 5; ++g) k[size_t(g)] = std::max(k[size_t(g)], known[j][size_t(g)]);
+        k[size_t(f)] = std::max<int64_t>(k[size_t(f)], int64_t(j));
+      }
+      if ((isa::signal_bits(w) >> f) & 1) {
+        ++balance[size_t(e * 5 + f)];
+        fifo[size_t(e * 5 + f)].push_back(i);
+      }
     }
-    if (e == 0) continue;
-    if (prev >= 0 && prev_eng != e) {
-      const bool linked = ((isa::wait_bits(w) >> prev_eng) & 1) && ((isa::signal_bits(p.code[size_t(prev)]) >> e) & 1);
-      if (!linked)
-        out.push_back("instruction " + std::to_string(i) + " (" + isa::name_of(d->engine) + ") is not ordered after instruction " +
-                      std::to_string(prev) + " (" + isa::name_of(static_cast<isa::Engine>(prev_eng)) + ") by a token");
+    known[i] = k;
+    last[size_t(e)] = int64_t(i);
+    if (e != 0 && i < c.accesses.size()) {
+      for (int f = 1; f < 5; ++f) {
+        if (f == e) continue;
+        const std::vector<size_t>& list = by_engine[size_t(f)];
+        for (auto it = list.rbegin(); it != list.rend() && int64_t(*it) > k[size_t(f)]; ++it) {
+          bool clash = false;
+          for (const Emitter::Access& x : c.accesses[i])
+            for (const Emitter::Access& y : c.accesses[*it])
+              clash |= x.space == y.space && (x.write || y.write) && x.lo < y.hi && y.lo < x.hi;
+          if (clash) {
+            out.push_back("instruction " + std::to_string(i) + " (" + isa::name_of(d->engine) +
+                          ") is not ordered after instruction " + std::to_string(*it) + " (" +
+                          isa::name_of(static_cast<isa::Engine>(f)) + ") by a token, and they touch the same bytes");
+            break;
+          }
+        }
+      }
+      by_engine[size_t(e)].push_back(i);
     }
-    prev = int(i);
-    prev_eng = uint8_t(e);
   }
   for (int i = 0; i < 25; ++i)
     if (balance[size_t(i)] != 0)

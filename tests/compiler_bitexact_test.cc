@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <cstdlib>
+
+#include "golden/file_util.h"
 #include "golden/npy.h"
 #include "tests/test_util.h"
 
@@ -93,6 +96,50 @@ TEST(CompilerCli, RunWithTheFuncBackendMatchesGolden) {
   test::RunResult f = run_n3("run --backend func" + a + dir + "/f.npy");
   ASSERT_EQ(f.status, 0) << f.err;
   EXPECT_EQ(g.out, f.out);
+}
+
+}  // namespace
+}  // namespace n3
+
+namespace n3 {
+namespace {
+
+// E4B from its YAML (no weights needed): the decode program compiles in well
+// under 10 s and the plan fits kv260 (the report's figures are in docs/compiler.md).
+TEST(CompilerCli, E4bCompilesQuicklyAndFitsKv260) {
+  const std::string dir = test::temp_dir("compiler_e4b");
+  test::RunResult r = run_n3("compile --model " + test::source_dir() + "/configs/models/gemma3n-e4b.yaml --hw " +
+                             test::source_dir() + "/configs/hw/kv260.yaml -o " + dir + "/out --force");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string rep = read_file_text(dir + "/out/report.json");
+  EXPECT_NE(rep.find("\"compile_seconds\""), std::string::npos);
+  const size_t at = rep.find("\"compile_seconds\": ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_LT(std::stod(rep.substr(at + 19)), 10.0) << rep;
+}
+
+// Opt-in (N3_COMPILER_LARGE=1; minutes and GBs): an E2B-shaped synthetic with
+// the window overridden to 16, prefill 32 + 48 decode steps, bit-identical.
+TEST(CompilerLarge, E2bWindow16PrefillAndDecode) {
+  if (!std::getenv("N3_COMPILER_LARGE")) GTEST_SKIP() << "set N3_COMPILER_LARGE=1 to run";
+  const std::string dir = test::temp_dir("compiler_e2b");
+  std::string y = read_file_text(test::source_dir() + "/configs/models/gemma3n-e2b.yaml");
+  const size_t at = y.find("sliding_window:");
+  ASSERT_NE(at, std::string::npos);
+  y.replace(at, y.find('\n', at) - at, "sliding_window: 16");
+  write_file_atomic(dir + "/e2b16.yaml", y);
+  ASSERT_EQ(run_n3("synth --model " + dir + "/e2b16.yaml --seed 1 -o " + dir + "/m.n3w").status, 0);
+  std::vector<int32_t> ids, feed;
+  for (int i = 0; i < 32; ++i) ids.push_back((i * 7919 + 11) % 262144);
+  for (int i = 0; i < 48; ++i) feed.push_back((i * 104729 + 5) % 262144);
+  write_npy_i32(dir + "/ids.npy", ids);
+  write_npy_i32(dir + "/feed.npy", feed);
+  const std::string io = " --model " + dir + "/m.n3w --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --force";
+  ASSERT_EQ(run_n3("golden" + io + " --dump " + dir + "/ref").status, 0);
+  test::RunResult s = run_n3("sim --backend func" + io + " --dump " + dir + "/func");
+  ASSERT_EQ(s.status, 0) << s.err;
+  test::RunResult d = run_n3("diff " + dir + "/func " + dir + "/ref");
+  EXPECT_EQ(d.status, 0) << d.out << d.err;
 }
 
 }  // namespace

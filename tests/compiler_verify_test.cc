@@ -55,20 +55,25 @@ TEST(CompilerVerify, CompiledProgramIsCleanAndRuns) {
 TEST(CompilerVerify, DroppedSynchronisationIsCaught) {
   Fixture fx;
   isa::Program& p = fx.c.program;
-  // The first token between two engines: clear the wait and its signal.
-  size_t prev = 0, at = 0;
-  for (size_t i = 0, last = SIZE_MAX; i < p.code.size() && !at; ++i) {
-    const isa::OpcodeDef* d = isa::def_of(p.code[i]);
-    if (!d || d->engine == isa::Engine::CTL) continue;
-    if (last != SIZE_MAX && isa::wait_bits(p.code[i])) {
-      prev = last;
+  // The first token: clear the first wait and the signal it pairs with
+  // (tokens pair first in, first out: the first signal of that engine pair).
+  size_t at = 0, prev = 0;
+  int f = -1, e = -1;
+  for (size_t i = 0; i < p.code.size() && f < 0; ++i)
+    if (isa::def_of(p.code[i]) && isa::wait_bits(p.code[i])) {
       at = i;
+      e = int(isa::def_of(p.code[i])->engine);
+      for (f = 0; !((isa::wait_bits(p.code[i]) >> f) & 1); ++f) {
+      }
     }
-    last = i;
-  }
-  ASSERT_GT(at, 0u);
-  p.code[at] &= ~isa::kHdr_wait_mask;
-  p.code[prev] &= ~isa::kHdr_signal_mask;
+  ASSERT_GE(f, 0);
+  for (size_t j = 0; j < at; ++j)
+    if (isa::def_of(p.code[j]) && int(isa::def_of(p.code[j])->engine) == f && ((isa::signal_bits(p.code[j]) >> e) & 1)) {
+      prev = j;
+      break;
+    }
+  p.code[at] &= ~(uint64_t(1) << (isa::kHdr_wait_lo + f));
+  p.code[prev] &= ~(uint64_t(1) << (isa::kHdr_signal_lo + e));
   EXPECT_TRUE(mentions(comp::verify_compiled(fx.c, fx.hw), "by a token"));
   EXPECT_EQ(fx.run(p), int(sim::TrapKind::Hazard));
 }
