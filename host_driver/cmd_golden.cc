@@ -11,13 +11,14 @@
 #include "golden/model.h"
 #include "golden/npy.h"
 #include "host_driver/cli_util.h"
+#include "host_driver/device.h"
 #include "host_driver/numerics_select.h"
 
 namespace n3::cli {
 
 int cmd_golden(const Args& a) {
   po::options_description d("n3 golden options");
-  std::string model, hw, ids_path, feed_path, numerics, dump, logits;
+  std::string model, hw, ids_path, feed_path, numerics, dump, logits, backend;
   int chunk = 0;
   d.add_options()("model", po::value(&model)->required(), "checkpoint dir or .n3w file")(
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file")(
@@ -28,11 +29,13 @@ int cmd_golden(const Args& a) {
       "force", "overwrite a non-empty dump directory")(
       "dump-all", "dump every operator output, not only logits and layer outputs")(
       "logits", po::value(&logits)->default_value("all"), "all | last: prefill logits rows to keep")(
-      "chunk", po::value(&chunk)->default_value(0), "prefill chunk size (0: whole prompt at once)");
+      "chunk", po::value(&chunk)->default_value(0), "prefill chunk size (0: whole prompt at once)")(
+      "backend", po::value(&backend)->default_value("golden"),
+      "golden | cuda: any other backend runs the same flow through the Device API");
   po::variables_map vm;
   if (!parse_args("golden", a, d, {}, vm,
                   "n3 golden --model M [--hw H.yaml] --ids P.npy [--feed F.npy] "
-                  "[--numerics npu|reference] --dump DIR"))
+                  "[--numerics npu|reference] [--backend golden|cuda] --dump DIR"))
     return kExitOk;
   require(logits == "all" || logits == "last", "--logits must be 'all' or 'last' (is '" + logits + "')");
   require(chunk >= 0, "--chunk must be >= 0");
@@ -42,36 +45,54 @@ int cmd_golden(const Args& a) {
 
   HwConfig hwc = load_hw_config(hw);
   require(numerics == "npu" || numerics == "reference", "--numerics must be 'npu' or 'reference' (is '" + numerics + "')");
-  std::shared_ptr<const WeightSource> w = open_weights_for(model, numerics);
-  const ModelConfig& cfg = w->config();
-  std::vector<int32_t> ids = read_ids(ids_path, cfg.vocab);
-  std::vector<int32_t> feed;
-  if (!feed_path.empty()) feed = read_ids(feed_path, cfg.vocab);
-  GoldenModel gm(w, make_kernels(numerics, hwc));
-
   DumpCollector rec(vm.count("dump-all") > 0);
   rec.set_logits_last(logits == "last");
-  rec.set_meta("backend", "golden");
+  rec.set_meta("backend", backend);
   rec.set_meta("numerics", numerics);
   rec.set_meta("model", model);
   rec.set_meta("hw", hwc.name);
-  Sequence seq = gm.new_sequence();
-  const auto t0 = std::chrono::steady_clock::now();
-  const size_t step = chunk > 0 ? size_t(chunk) : ids.size();
-  for (size_t b = 0; b < ids.size(); b += step) {
-    std::vector<int32_t> part(ids.begin() + b, ids.begin() + std::min(ids.size(), b + step));
-    gm.forward(seq, part, Phase::Prefill, &rec);
+  const size_t step_n = chunk > 0 ? size_t(chunk) : 0;
+  std::vector<int32_t> ids, feed;
+  std::string kernels_name = numerics;
+  std::chrono::steady_clock::time_point t0, t1, t2;
+  if (backend == "golden") {
+    std::shared_ptr<const WeightSource> w = open_weights_for(model, numerics);
+    const ModelConfig& cfg = w->config();
+    ids = read_ids(ids_path, cfg.vocab);
+    if (!feed_path.empty()) feed = read_ids(feed_path, cfg.vocab);
+    GoldenModel gm(w, make_kernels(numerics, hwc));
+    kernels_name = gm.kernels().name();
+    Sequence seq = gm.new_sequence();
+    t0 = std::chrono::steady_clock::now();
+    const size_t step = step_n ? step_n : ids.size();
+    for (size_t b = 0; b < ids.size(); b += step) {
+      std::vector<int32_t> part(ids.begin() + b, ids.begin() + std::min(ids.size(), b + step));
+      gm.forward(seq, part, Phase::Prefill, &rec);
+    }
+    t1 = std::chrono::steady_clock::now();
+    for (int32_t id : feed) gm.forward(seq, {id}, Phase::Decode, &rec);
+    t2 = std::chrono::steady_clock::now();
+  } else {
+    // The same prefill/feed flow on another backend, recorded through the Device API.
+    std::unique_ptr<Device> dev = open_device(backend, DeviceOptions{model, hw, numerics});
+    ids = read_ids(ids_path, dev->config().vocab);
+    if (!feed_path.empty()) feed = read_ids(feed_path, dev->config().vocab);
+    const int seq = dev->open_sequence();
+    t0 = std::chrono::steady_clock::now();
+    const size_t step = step_n ? step_n : ids.size();
+    for (size_t b = 0; b < ids.size(); b += step)
+      dev->prefill(seq, std::vector<int32_t>(ids.begin() + b, ids.begin() + std::min(ids.size(), b + step)), &rec);
+    t1 = std::chrono::steady_clock::now();
+    for (int32_t id : feed) dev->decode({seq}, {id}, &rec);
+    t2 = std::chrono::steady_clock::now();
   }
-  const auto t1 = std::chrono::steady_clock::now();
-  for (int32_t id : feed) gm.forward(seq, {id}, Phase::Decode, &rec);
-  const auto t2 = std::chrono::steady_clock::now();
 
   prepare_output_dir(dump, force);
   rec.write(dump);
   const double pre = std::chrono::duration<double>(t1 - t0).count();
   const double dec = std::chrono::duration<double>(t2 - t1).count();
-  std::fprintf(stderr, "n3 golden: %s numerics, %zu prompt tokens in %.3f s", gm.kernels().name(), ids.size(),
-               pre);
+  std::fprintf(stderr, "n3 golden: %s numerics%s%s, %zu prompt tokens in %.3f s", kernels_name.c_str(),
+               backend == "golden" ? "" : " on backend ", backend == "golden" ? "" : backend.c_str(), ids.size(), pre);
   if (!feed.empty()) std::fprintf(stderr, ", %zu decode steps in %.3f s (%.2f tok/s)", feed.size(), dec,
                                   feed.size() / std::max(dec, 1e-9));
   std::fprintf(stderr, "; dump in %s\n", dump.c_str());

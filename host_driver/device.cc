@@ -3,6 +3,9 @@
 #include "golden/error.h"
 #include "host_driver/device_func.h"
 #include "host_driver/device_golden.h"
+#ifdef N3_HAVE_CUDA
+#include "gpu_reference/device_cuda.h"
+#endif
 
 namespace n3 {
 
@@ -23,7 +26,13 @@ std::unique_ptr<Device> open_device(const std::string& backend, const DeviceOpti
   if (backend == "func") return make_func_device(opt);
   if (backend == "systemc")
     throw Error("backend '" + backend + "' is not available yet: it needs the compiler (issue 5)");
-  if (backend == "cuda") throw Error("backend 'cuda' is not available yet: the CUDA path (issue 8) has not landed");
+  if (backend == "cuda") {
+#ifdef N3_HAVE_CUDA
+    return make_cuda_device(opt);
+#else
+    throw Error("backend 'cuda' is not available: n3 was built without CUDA (no nvcc when it was configured)");
+#endif
+  }
   throw Error("unknown backend '" + backend + "' (golden | func | systemc | cuda)");
 }
 

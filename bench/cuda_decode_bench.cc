@@ -1,0 +1,160 @@
+// E4B decode throughput of the CUDA reference path at batch 1, next to the
+// GPU's HBM roofline for the bytes one decode token streams.
+//
+//   build/bench/cuda_decode_bench [--model E4B.n3w] [--steps N] [--numerics npu|reference]
+//   N3_BENCH_MODEL=path.n3w works too; by default configs/models/gemma3n-e4b.yaml is
+//   synthesised into $TMPDIR/n3-bench-e4b.n3w once (seed 1, as golden_decode_bench).
+//
+// Prints the device, bytes streamed per token (INT4 weights + scales, one row
+// of each embedding table, float vectors, the tied LM head: the formula of
+// golden_decode_bench.cc), the roofline tok/s = bandwidth / bytes for the
+// spec HBM bandwidth and for the measured device-to-device copy bandwidth,
+// and decode tok/s: wall time through CudaModel::forward (a CUDA graph
+// replay per token plus the 1 MB logits copy to the host, what `n3 run`
+// pays) and GPU time (CUDA events around the graph).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "golden/error.h"
+#include "golden/file_util.h"
+#include "golden/model_config.h"
+#include "golden/synth.h"
+#include "golden/weight_names.h"
+#include "host_driver/numerics_select.h"
+#ifdef N3_HAVE_CUDA
+#include "gpu_reference/model_cuda.h"
+#endif
+
+namespace {
+
+double bytes_per_token(const n3::ModelConfig& c) {
+  double b = 0;
+  for (const auto& s : n3::weight_specs(c)) {
+    const int64_t rows = s.shape[0], cols = s.shape.size() > 1 ? s.shape[1] : 1;
+    if (s.kind == n3::WeightKind::Vector)
+      b += 4.0 * rows;
+    else if (s.kind == n3::WeightKind::FloatMatrix)
+      b += 4.0 * rows * cols;
+    else if (s.is_embedding)
+      b += (cols + 1) / 2 + 4;  // one row looked up
+    else
+      b += rows * ((cols + 1) / 2 + 4.0);
+  }
+  b += c.vocab * ((c.hidden + 1) / 2 + 4.0);  // tied LM head: the whole embedding
+  return b;
+}
+
+// Peak HBM bandwidth from the data sheets, by device name (bytes/s); 0 if unknown.
+double spec_bandwidth(const std::string& name) {
+  if (name.find("H200") != std::string::npos) return 4.8e12;
+  if (name.find("H100") != std::string::npos) return name.find("PCIe") != std::string::npos ? 2.0e12 : 3.35e12;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#ifndef N3_HAVE_CUDA
+  (void)argc, (void)argv;
+  std::fprintf(stderr, "cuda_decode_bench: n3 was built without CUDA\n");
+  return 2;
+#else
+  try {
+    std::string model = std::getenv("N3_BENCH_MODEL") ? std::getenv("N3_BENCH_MODEL") : "", numerics = "npu";
+    int steps = 64;
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--model" && i + 1 < argc)
+        model = argv[++i];
+      else if (a == "--steps" && i + 1 < argc)
+        steps = std::atoi(argv[++i]);
+      else if (a == "--numerics" && i + 1 < argc)
+        numerics = argv[++i];
+      else
+        throw n3::Error("usage: cuda_decode_bench [--model E4B.n3w] [--steps N] [--numerics npu|reference]");
+    }
+    const std::string problem = n3::gpu::cuda_problem();
+    if (!problem.empty()) throw n3::Error(problem);
+    if (model.empty()) {
+      model = (std::filesystem::temp_directory_path() / "n3-bench-e4b.n3w").string();
+      if (!n3::file_exists(model)) {
+        const n3::ModelConfig c =
+            n3::load_model_config(std::string(N3_SOURCE_DIR) + "/configs/models/gemma3n-e4b.yaml");
+        const auto t0 = std::chrono::steady_clock::now();
+        const uint64_t bytes = n3::synth_n3w(c, 1, model, {});
+        std::printf("synthesised %s: %.2f GB in %.1f s\n", model.c_str(), bytes / 1e9,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+    }
+    const std::string dev = n3::gpu::cuda_device_name();
+    const double copy_bw = n3::gpu::copy_bandwidth(size_t(1) << 30), spec_bw = spec_bandwidth(dev);
+    const n3::HwConfig hw = n3::load_hw_config(n3::default_hw_path());
+    const auto t0 = std::chrono::steady_clock::now();
+    n3::gpu::CudaModel m(n3::open_weights_for(model, numerics), numerics, hw);
+    const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const n3::ModelConfig& c = m.config();
+    const double bytes = bytes_per_token(c);
+
+    // Prefill of 32 tokens, then greedy decode.
+    std::vector<int32_t> prompt(32);
+    for (int i = 0; i < 32; ++i) prompt[i] = (i * 7919 + 2) % c.vocab;
+    const int s = m.new_sequence();
+    auto tp = std::chrono::steady_clock::now();
+    n3::Tensor l = m.forward(s, prompt, n3::Phase::Prefill, nullptr, true);
+    const double prefill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp).count();
+    auto argmax = [&](const n3::Tensor& t) {
+      return int32_t(std::max_element(t.data.begin(), t.data.end()) - t.data.begin());
+    };
+    int32_t id = argmax(l);
+    auto decode = [&](int n, bool graphs, double* gpu_s) {
+      m.use_graphs(graphs);
+      *gpu_s = 0;
+      const auto a = std::chrono::steady_clock::now();
+      for (int i = 0; i < n; ++i) {
+        id = argmax(m.forward(s, {id}, n3::Phase::Decode, nullptr, true));
+        *gpu_s += m.last_gpu_seconds();
+      }
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    };
+    double gpu_s = 0;
+    decode(4, true, &gpu_s);  // capture the graph, warm up
+    const double wall_s = decode(steps, true, &gpu_s);
+    double gpu_ng = 0;
+    const double wall_ng = decode(std::min(steps, 16), false, &gpu_ng);
+    const double tok_s = steps / wall_s, gpu_tok_s = steps / gpu_s;
+    m.profile_kernels(true);
+    double gpu_p = 0;
+    decode(8, false, &gpu_p);
+    const std::string prof = m.kernel_profile();
+    m.profile_kernels(false);
+
+    std::printf("device: %s\n", dev.c_str());
+    std::printf("model: %s (%s numerics), %.2f GB of weights on the GPU, loaded in %.1f s\n", model.c_str(),
+                m.numerics(), m.weight_bytes() / 1e9, load_s);
+    std::printf("bytes streamed per decode token: %.3f GB\n", bytes / 1e9);
+    std::printf("HBM bandwidth: spec %.2f TB/s, measured device-to-device copy %.2f TB/s (read + write)\n",
+                spec_bw / 1e12, copy_bw / 1e12);
+    std::printf("roofline: %.1f tok/s at the spec bandwidth, %.1f tok/s at the measured copy bandwidth\n",
+                spec_bw / bytes, copy_bw / bytes);
+    std::printf("prefill: 32 tokens in %.1f ms (%.0f tok/s)\n", prefill_s * 1e3, 32 / prefill_s);
+    std::printf("decode, batch 1, %d steps (CUDA graph): %.1f tok/s wall (%.3f ms/token), %.1f tok/s GPU time\n", steps,
+                tok_s, 1e3 / tok_s, gpu_tok_s);
+    std::printf("decode without graphs (%d steps): %.1f tok/s wall, %.1f tok/s GPU time\n", std::min(steps, 16),
+                std::min(steps, 16) / wall_ng, std::min(steps, 16) / gpu_ng);
+    std::printf("fraction of roofline (wall tok/s): %.1f%% of spec, %.1f%% of measured copy bandwidth\n",
+                spec_bw > 0 ? 100 * tok_s * bytes / spec_bw : 0.0, 100 * tok_s * bytes / copy_bw);
+    std::printf("effective bandwidth: %.2f TB/s (wall), %.2f TB/s (GPU time)\n", tok_s * bytes / 1e12,
+                gpu_tok_s * bytes / 1e12);
+    std::printf("kernels of one decode step, %s", prof.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuda_decode_bench: error: %s\n", e.what());
+    return 2;
+  }
+#endif
+}

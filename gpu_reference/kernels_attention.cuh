@@ -1,0 +1,416 @@
+// Attention over the KV cache (golden Kernels::attend), one CUDA block per
+// (query token, query head): causal, local layers see the last `window`
+// positions, query head h reads KV head h / (H / KV); the cache may belong
+// to another layer (KV sharing). Rows are masked by their stored position
+// (eviction keeps positions), found by binary search as model.cc does.
+//
+// NPU numerics (num::attend): q to BFP; scores q.k_t with the key rows' BFP
+// cached at append time (num::dot_bfp_bfp, one thread a position); softmax
+// in the lane-tree order on one warp; p to BFP over the attended positions;
+// out_d = p . V[:, d] streamed per column (bfp_lane.h pv_column), one
+// thread a column. Reference numerics: float64 throughout.
+#pragma once
+#include "gpu_reference/bfp_lane.h"
+#include "gpu_reference/cuda_util.cuh"
+#include "gpu_reference/dev_types.cuh"
+#include "gpu_reference/kernels_gemv.cuh"
+
+namespace n3::gpu {
+
+constexpr int kAttnThreads = 256;
+
+struct AttnArgs {
+  const float* q = nullptr;  // [T, H, hd]
+  KvDev kv;                  // the source layer's cache
+  const int64_t* positions = nullptr;
+  const int64_t* step = nullptr;  // [0] first position of the chunk, [1] cache row of its first token
+  int T = 0, H = 0, KVH = 0, hd = 0;
+  int window = 0;        // 0: global layer
+  float* ctx = nullptr;  // [T, H * hd]
+  QAct qctx;             // NPU: ctx quantised in place when hd % 32 == 0
+};
+
+// [lo, hi] of the cache rows query t attends to. Rows hold consecutive
+// positions unless the host evicted some: then two loads give the answer;
+// otherwise a binary search, as model.cc does.
+__device__ inline void attn_range(const AttnArgs& a, int t, int* lo, int* hi) {
+  const int64_t qpos = a.step[0] + t;
+  const int rows = int(a.step[1]) + a.T;
+  const int64_t first = a.window > 0 ? qpos - a.window + 1 : 0;
+  const int64_t p0 = a.positions[0], pl = a.positions[rows - 1];
+  if (pl - p0 == rows - 1) {
+    const int64_t l = first - p0, h = qpos - p0;
+    *lo = int(l < 0 ? 0 : l > rows ? rows : l);
+    *hi = int(h < 0 ? -1 : h >= rows ? rows - 1 : h);
+    return;
+  }
+  int l = 0, r = rows;  // first row with position >= first
+  while (l < r) {
+    const int m = (l + r) / 2;
+    if (a.positions[m] < first)
+      l = m + 1;
+    else
+      r = m;
+  }
+  *lo = l;
+  r = rows;  // first row with position > qpos
+  while (l < r) {
+    const int m = (l + r) / 2;
+    if (a.positions[m] <= qpos)
+      l = m + 1;
+    else
+      r = m;
+  }
+  *hi = l - 1;
+}
+
+// Shared memory of the NPU kernel for at most nmax positions.
+inline size_t attn_npu_smem(int nmax, int hd, int B) {
+  const size_t nbn = ceil_div(nmax, B), nbd = ceil_div(hd, B);
+  return 4 * (size_t(nmax) + nbn + nbd) + 2 * (nbn * B + nbd * B) + 16;
+}
+
+__global__ void __launch_bounds__(kAttnThreads) attention_npu_kernel(AttnArgs a, num::Formats f) {
+  pdl_begin();
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int t = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int B = f.bfp_block, M = f.attn_mant_bits, hd = a.hd;
+  int lo, hi;
+  attn_range(a, t, &lo, &hi);
+  const int n = hi - lo + 1;
+  const int nbd = ceil_div(hd, B), nbn = ceil_div(n, B);
+  int16_t* mq = reinterpret_cast<int16_t*>(smem);  // mantissa arrays first: 16-byte aligned
+  int16_t* mp = mq + nbd * B;
+  float* scores = reinterpret_cast<float*>(mp + nbn * B);
+  int32_t* ep = reinterpret_cast<int32_t*>(scores + n);
+  int32_t* eq = ep + nbn;
+  __shared__ float s_val;
+
+  // q -> BFP over the head dimension.
+  const float* q = a.q + (size_t(t) * a.H + h) * hd;
+  for (int b = tid; b < nbd; b += blockDim.x)
+    eq[b] = num::bfp_quantize_block(q + b * B, hd - b * B < B ? hd - b * B : B, B, M, mq + b * B);
+  __syncthreads();
+  const num::BfpView qv = bfp_view(mq, eq, hd, B);
+
+  // Scores against the cached BFP key rows.
+  const int kvh = h / (a.H / a.KVH);
+  for (int j = tid; j < n; j += blockDim.x) {
+    const size_t r = size_t(lo + j) * a.KVH + kvh;
+    num::BfpView kv;
+    kv.mant = a.kv.kmant + r * nbd * B;
+    kv.exp = a.kv.kexp + r * nbd;
+    kv.n = hd;
+    kv.block = B;
+    kv.nblocks = nbd;
+    kv.e_max = a.kv.kemax[r];
+    kv.poison = a.kv.kpois[r] != 0;
+    scores[j] = num::dot_bfp_bfp(qv, kv, 1.0f, f.score);
+  }
+  __syncthreads();
+
+  // Softmax (num::softmax): max, exp, sum on the lane tree.
+  if (warp == 0) {
+    const float m = warp_tree_max(n, [scores](int i) { return scores[i]; });
+    if (lane == 0) s_val = m;
+  }
+  __syncthreads();
+  const float mx = s_val;
+  for (int j = tid; j < n; j += blockDim.x) scores[j] = num::exp_sfu(scores[j] - mx);
+  __syncthreads();
+  if (warp == 0) {
+    const float z = warp_tree_sum(n, [scores](int i) { return scores[i]; });
+    if (lane == 0) s_val = num::recip(z);
+  }
+  __syncthreads();
+  const float rz = s_val;
+  for (int j = tid; j < n; j += blockDim.x) scores[j] = num::round_to(f.score, scores[j] * rz);
+  __syncthreads();
+
+  // p -> BFP over positions (blocks start at lo), then p . V[:, d].
+  for (int b = tid; b < nbn; b += blockDim.x)
+    ep[b] = num::bfp_quantize_block(scores + b * B, n - b * B < B ? n - b * B : B, B, M, mp + b * B);
+  __syncthreads();
+  const num::BfpView pv = bfp_view(mp, ep, n, B);
+  const int64_t stride = int64_t(a.KVH) * hd;
+  const float* v = a.kv.v + lo * stride + kvh * hd;
+  float* out = a.ctx + (size_t(t) * a.H + h) * hd;
+  const bool fuse = a.qctx.lane_quantised() && hd % 32 == 0;
+  for (int base = 0; base < hd; base += blockDim.x) {
+    const int d = base + tid;
+    float y = 0.0f;
+    if (d < hd) y = B == 32 ? pv_column32(pv, v + d, n, stride, M, f.act) : pv_column(pv, v + d, n, stride, M, f.act);
+    if (d < hd) out[d] = y;
+    if (fuse && base + warp * 32 < hd) lane_quantise(a.qctx, t, h * hd + d, y);
+  }
+}
+
+// ---- NPU numerics, 32-element blocks: a KV group per block -----------------
+//
+// The G query heads that read one KV head share everything on the V side:
+// the blocks of V's columns over the attended positions (they start at the
+// same lo) and so their exponents and mantissas. One block (kGroupThreads)
+// computes G heads for a slice of hdb columns (blockIdx.z; the scores and p
+// are recomputed per slice, which is cheap): thread (d, position group pg)
+// streams column d over the position blocks pg, pg + npg, ...; pass 1
+// gathers each head's e_top and the column's poison (maxima and flags: no
+// order), pass 2 the aligned block partials (an integer sum: no order); both
+// are merged in shared memory and finished once per (head, d). Bit for bit
+// num::attend.
+constexpr int kGroupThreads = 512;
+constexpr int kMaxGroup = 8;
+constexpr int32_t kNoTop = INT32_MIN;
+
+// Shared memory for G heads and at most nmax positions.
+inline size_t attn_group_smem(int G, int nmax, int hd) {
+  const size_t nbn = ceil_div(nmax, 32), nbd = ceil_div(hd, 32);
+  return size_t(G) * (8 * size_t(hd) + 2 * 32 * (nbd + nbn) + 4 * (size_t(nmax) + nbn + nbd + hd)) + 4 * size_t(hd) +
+         64;
+}
+// Columns per block: slices of 64 spread a head's V work over more SMs.
+inline int attn_slice(int hd) { return hd % 64 == 0 ? 64 : hd; }
+
+template <int G>
+__global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs a, num::Formats f) {
+  pdl_begin();
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int t = blockIdx.x, h0 = blockIdx.y * G, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int nthr = blockDim.x, nwarps = nthr >> 5, hd = a.hd, M = f.attn_mant_bits;
+  const int hdb = hd / gridDim.z, d0 = blockIdx.z * hdb;  // this block's columns [d0, d0 + hdb)
+  int lo, hi;
+  attn_range(a, t, &lo, &hi);
+  const int n = hi - lo + 1, nbd = ceil_div(hd, 32), nbn = ceil_div(n, 32);
+  int64_t* acc_s = reinterpret_cast<int64_t*>(smem);            // [G][hdb]
+  int16_t* mq = reinterpret_cast<int16_t*>(acc_s + G * hd);     // [G][nbd * 32]
+  int16_t* mp = mq + G * nbd * 32;                              // [G][nbn * 32]
+  float* scores = reinterpret_cast<float*>(mp + G * nbn * 32);  // [G][n]
+  int32_t* ep = reinterpret_cast<int32_t*>(scores + G * n);     // [G][nbn]
+  int32_t* eq = ep + G * nbn;                                   // [G][nbd]
+  int32_t* etop = eq + G * nbd;                                 // [G][hdb]
+  int32_t* cpois = etop + G * hd;                               // [hdb]
+  __shared__ int s_ppois[G];
+
+  for (int i = tid; i < G * hdb; i += nthr) {
+    acc_s[i] = 0;
+    etop[i] = kNoTop;
+  }
+  for (int i = tid; i < hdb; i += nthr) cpois[i] = 0;
+  // q -> BFP, a warp a block.
+  for (int wb = warp; wb < G * nbd; wb += nwarps) {
+    const int hh = wb / nbd, k = wb % nbd, i = k * 32 + lane;
+    const float v = i < hd ? a.q[(size_t(t) * a.H + h0 + hh) * hd + i] : 0.0f;
+    warp_quantize32(v, M, mq + hh * nbd * 32 + k * 32, eq + hh * nbd + k);
+  }
+  __syncthreads();
+
+  // Scores q_h . k_j against the cached BFP key rows (num::dot_bfp_bfp), a
+  // thread a (head, position).
+  const int kvh = h0 / (a.H / a.KVH);
+  for (int idx = tid; idx < G * n; idx += nthr) {
+    const int hh = idx / n, j = idx % n;
+    const num::BfpView qv = bfp_view(mq + hh * nbd * 32, eq + hh * nbd, hd, 32);
+    const size_t r = size_t(lo + j) * a.KVH + kvh;
+    num::BfpView kv;
+    kv.mant = a.kv.kmant + r * nbd * 32;
+    kv.exp = a.kv.kexp + r * nbd;
+    kv.n = hd;
+    kv.block = 32;
+    kv.nblocks = nbd;
+    kv.e_max = a.kv.kemax[r];
+    kv.poison = a.kv.kpois[r] != 0;
+    scores[hh * n + j] = dot_bfp_bfp32(qv, kv, f.score);
+  }
+  __syncthreads();
+
+  // Softmax (num::softmax) of each head on one warp.
+  for (int hh = warp; hh < G; hh += nwarps) {
+    float* s = scores + hh * n;
+    const float m = warp_tree_max(n, [s](int i) { return s[i]; });
+    for (int i = lane; i < n; i += 32) s[i] = num::exp_sfu(s[i] - m);
+    __syncwarp();
+    const float r = num::recip(warp_tree_sum(n, [s](int i) { return s[i]; }));
+    for (int i = lane; i < n; i += 32) s[i] = num::round_to(f.score, s[i] * r);
+  }
+  __syncthreads();
+  // p -> BFP over the attended positions, a warp a block.
+  for (int wb = warp; wb < G * nbn; wb += nwarps) {
+    const int hh = wb / nbn, k = wb % nbn, i = k * 32 + lane;
+    warp_quantize32(i < n ? scores[hh * n + i] : 0.0f, M, mp + hh * nbn * 32 + k * 32, ep + hh * nbn + k);
+  }
+  __syncthreads();
+  if (tid < G) s_ppois[tid] = bfp_view(mp + tid * nbn * 32, ep + tid * nbn, n, 32).poison ? 1 : 0;
+
+  // p . V[:, d]: pass 1, each head's e_top and the column's poison.
+  const int npg = nthr / hdb, dd = tid % hdb, pg = tid / hdb;
+  const int64_t stride = int64_t(a.KVH) * hd;
+  const float* v = a.kv.v + lo * stride + kvh * hd + d0 + dd;
+  float x[32];
+  if (pg < npg) {
+    int top[G];
+    bool any[G];
+    for (int hh = 0; hh < G; ++hh) top[hh] = kNoTop, any[hh] = false;
+    int pois = 0;
+    for (int k = pg; k < nbn; k += npg) {
+      const int32_t ev = column_block32(v, k, num::block_count(n, k, 32), stride, M, x);
+      if (ev == num::kBfpPoison) pois = 1;
+      if (ev == num::kBfpPoison || ev == num::kBfpZero) continue;
+      for (int hh = 0; hh < G; ++hh) {
+        const int32_t e = ep[hh * nbn + k];
+        if (e == num::kBfpZero) continue;
+        if (!any[hh] || e + ev > top[hh]) top[hh] = e + ev;
+        any[hh] = true;
+      }
+    }
+    for (int hh = 0; hh < G; ++hh)
+      if (any[hh]) atomicMax(&etop[hh * hdb + dd], top[hh]);
+    if (pois) atomicOr(&cpois[dd], 1);
+  }
+  __syncthreads();
+  // Pass 2: the aligned block partials.
+  if (pg < npg && !cpois[dd]) {
+    int64_t acc[G];
+    int32_t tops[G];
+    for (int hh = 0; hh < G; ++hh) acc[hh] = 0, tops[hh] = etop[hh * hdb + dd];
+    for (int k = pg; k < nbn; k += npg) {
+      bool use = false;
+      for (int hh = 0; hh < G; ++hh) use = use || ep[hh * nbn + k] != num::kBfpZero;
+      if (!use) continue;
+      const int32_t ev = column_block32(v, k, num::block_count(n, k, 32), stride, M, x);
+      if (ev == num::kBfpZero) continue;
+      int32_t m[32];
+#pragma unroll
+      for (int j = 0; j < 32; ++j) m[j] = lane_mantissa(x[j], ev, M);
+      for (int hh = 0; hh < G; ++hh) {
+        const int32_t e = ep[hh * nbn + k];
+        if (e == num::kBfpZero) continue;
+        const int16_t* pm = mp + hh * nbn * 32 + k * 32;
+        int64_t p = 0;
+#pragma unroll
+        for (int j = 0; j < 32; ++j) p += int64_t(pm[j]) * m[j];
+        acc[hh] += num::acc_align(p, e + ev, tops[hh]);
+      }
+    }
+    for (int hh = 0; hh < G; ++hh)
+      if (acc[hh] != 0)
+        atomicAdd(reinterpret_cast<unsigned long long*>(&acc_s[hh * hdb + dd]),
+                  static_cast<unsigned long long>(acc[hh]));
+  }
+  __syncthreads();
+
+  // Finish once per (head, d).
+  const bool fuse = a.qctx.lane_quantised() && hdb % 32 == 0;
+  for (int base = 0; base < G * hdb; base += nthr) {
+    const int idx = base + tid, hh = idx / hdb, c = d0 + idx % hdb;
+    float y = 0.0f;
+    if (idx < G * hdb) {
+      const int32_t top = etop[idx];
+      y = (s_ppois[hh] || cpois[idx % hdb]) ? num::nan_f()
+          : top == kNoTop                   ? num::acc_finish(0, 0, 1.0f, f.act)
+                                            : num::acc_finish(acc_s[idx], top, 1.0f, f.act);
+      a.ctx[(size_t(t) * a.H + h0 + hh) * hd + c] = y;
+    }
+    if (fuse && base + warp * 32 < G * hdb) lane_quantise(a.qctx, t, (h0 + hh) * hd + c, y);
+  }
+}
+
+__global__ void __launch_bounds__(kAttnThreads) attention_ref_kernel(AttnArgs a) {
+  pdl_begin();
+  extern __shared__ __align__(16) unsigned char smem[];
+  double* s = reinterpret_cast<double*>(smem);
+  __shared__ double s_val;
+  const int t = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, hd = a.hd;
+  int lo, hi;
+  attn_range(a, t, &lo, &hi);
+  const int n = hi - lo + 1;
+  const int kvh = h / (a.H / a.KVH);
+  const int64_t stride = int64_t(a.KVH) * hd;
+  const float* q = a.q + (size_t(t) * a.H + h) * hd;
+  const float* k = a.kv.k + kvh * hd;
+  const float* v = a.kv.v + kvh * hd;
+  for (int j = tid; j < n; j += blockDim.x) {
+    const float* kj = k + (lo + j) * stride;
+    double d = 0;
+    for (int i = 0; i < hd; ++i) d += double(q[i]) * kj[i];
+    s[j] = d;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    double m = -INFINITY;
+    for (int j = lane; j < n; j += 32) m = ::fmax(m, s[j]);
+    for (int off = 16; off >= 1; off >>= 1) m = ::fmax(m, __shfl_down_sync(kFull, m, off));
+    if (lane == 0) s_val = m;
+  }
+  __syncthreads();
+  const double mx = s_val;
+  for (int j = tid; j < n; j += blockDim.x) s[j] = ::exp(s[j] - mx);
+  __syncthreads();
+  if (warp == 0) {
+    double z = 0;
+    for (int j = lane; j < n; j += 32) z += s[j];
+    z = warp_sum_f64(z);
+    if (lane == 0) s_val = z;
+  }
+  __syncthreads();
+  const double z = s_val;
+  for (int d = tid; d < hd; d += blockDim.x) {
+    double acc = 0;
+    for (int j = 0; j < n; ++j) acc += (s[j] / z) * v[(lo + j) * stride + d];
+    a.ctx[(size_t(t) * a.H + h) * hd + d] = float(acc);
+  }
+}
+
+// nmax: the most positions any query of the launch can attend to.
+inline void attention(const AttnArgs& a, bool npu, const num::Formats& f, int nmax, size_t smem_limit, cudaStream_t s) {
+  if (npu) {
+    require(f.kv != num::KvFmt::INT8, "cuda backend: numerics.kv_format = int8 is not implemented (f16, bf16 are)");
+    const int group = a.H / a.KVH;
+    if (f.bfp_block == 32) {
+      // As many heads of the KV group per block as fit in shared memory.
+      int G = 1;
+      for (int g = kMaxGroup; g > 1; g /= 2)
+        if (group % g == 0 && attn_group_smem(g, nmax, a.hd) <= smem_limit) {
+          G = g;
+          break;
+        }
+      const size_t smem = attn_group_smem(G, nmax, a.hd);
+      const dim3 grid(a.T, a.H / G, a.hd / attn_slice(a.hd));
+      switch (G) {
+        case 8:
+          launch("attention_group_kernel", attention_group_kernel<8>, grid, kGroupThreads, smem, s, a, f);
+          break;
+        case 4:
+          launch("attention_group_kernel", attention_group_kernel<4>, grid, kGroupThreads, smem, s, a, f);
+          break;
+        case 2:
+          launch("attention_group_kernel", attention_group_kernel<2>, grid, kGroupThreads, smem, s, a, f);
+          break;
+        default:
+          launch("attention_group_kernel", attention_group_kernel<1>, grid, kGroupThreads, smem, s, a, f);
+      }
+      return;
+    }
+    const size_t smem = attn_npu_smem(nmax, a.hd, f.bfp_block);
+    launch("attention_npu_kernel", attention_npu_kernel, dim3(a.T, a.H), kAttnThreads, smem, s, a, f);
+  } else {
+    launch("attention_ref_kernel", attention_ref_kernel, dim3(a.T, a.H), kAttnThreads, size_t(nmax) * 8 + 16, s, a);
+  }
+}
+
+// Raises the dynamic shared memory limit of the attention kernels (once) to
+// what the device allows next to each kernel's static shared memory.
+template <class K>
+void allow_smem(K* kernel, size_t optin) {
+  cudaFuncAttributes fa;
+  N3_CUDA(cudaFuncGetAttributes(&fa, kernel));
+  N3_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(optin - fa.sharedSizeBytes)));
+}
+inline void attention_init(size_t optin) {
+  allow_smem(attention_group_kernel<1>, optin);
+  allow_smem(attention_group_kernel<2>, optin);
+  allow_smem(attention_group_kernel<4>, optin);
+  allow_smem(attention_group_kernel<8>, optin);
+  allow_smem(attention_npu_kernel, optin);
+  allow_smem(attention_ref_kernel, optin);
+}
+
+}  // namespace n3::gpu

@@ -1,0 +1,479 @@
+// The steps of golden/model.cc between the linear layers, fused per token:
+// one CUDA block (kRowThreads) works on one token's vectors, doing exactly
+// the float32 operations model.cc writes inline (scales, residual adds, the
+// AltUp loops in their order, the `store` rounding after each) and calling
+// the arithmetic's operators (Ops: ops_cuda.cuh) where model.cc calls
+// Kernels. Vector reductions run on one warp in the core's order; elements
+// are then spread over the block. Outputs that feed a GEMV are quantised to
+// BFP as they are written (lane_quantise) when the format allows it.
+//
+// Each kernel names the model.cc functions it covers. Shapes: T tokens,
+// D hidden, S AltUp streams, streams stored [S, T, D].
+#pragma once
+#include "gpu_reference/kernels_gemv.cuh"
+#include "gpu_reference/ops_cuda.cuh"
+
+namespace n3::gpu {
+
+// One token's vectors per block: wide blocks keep the elementwise passes
+// short (D = 2048 is two elements a thread); registers stay <= 64.
+constexpr int kRowThreads = 1024;
+constexpr int kMaxStreams = 8;
+
+#define N3_ROW_IDS                                                                  \
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nthr = blockDim.x; \
+  const int nwarps = nthr >> 5;                                                     \
+  (void)lane, (void)warp, (void)nwarps
+
+// embed: x0 = store(E[id] * sqrt(D)).
+template <class Ops>
+__global__ void __launch_bounds__(kRowThreads)
+    embed_kernel(Ops ops, DevMatrix E, const int32_t* ids, float scale, int D, float* x0, QAct q) {
+  pdl_begin();
+  N3_ROW_IDS;
+  const int t = blockIdx.x, id = ids[t];
+  for (int base = 0; base < D; base += nthr) {
+    const int i = base + tid;
+    float v = 0.0f;
+    if (i < D) {
+      v = ops.store(load_w(E, id, i) * scale);
+      x0[size_t(t) * D + i] = v;
+    }
+    lane_quantise(q, t, i, v);
+  }
+}
+
+// per_layer_inputs (after the projection GEMV): pli = store(pli * D^-0.5);
+// RMSNorm of each of the L rows of P; pli = store((pli + E_pl[id] * sqrt(P)) / sqrt(2)).
+template <class Ops>
+__global__ void __launch_bounds__(kRowThreads)
+    per_layer_inputs_kernel(Ops ops, const int32_t* ids, DevMatrix Epl, int vocab_pl, const float* plp_norm, float* pli,
+                            int L, int P, float proj_scale, float ple_scale, float mix) {
+  pdl_begin();
+  N3_ROW_IDS;
+  const int t = blockIdx.x, LP = L * P;
+  float* r = pli + size_t(t) * LP;
+  for (int i = tid; i < LP; i += nthr) r[i] = ops.store(r[i] * proj_scale);
+  __syncthreads();
+  for (int row = warp; row < L; row += nwarps) {
+    float* x = r + row * P;
+    const auto nr = ops.norm(x, P);
+    for (int i = lane; i < P; i += 32) x[i] = ops.normed(x[i], nr, plp_norm, i);
+  }
+  __syncthreads();
+  const int id = ids[t] < vocab_pl ? ids[t] : 0;  // HF: ids past the table use row 0
+  for (int i = tid; i < LP; i += nthr) r[i] = ops.store((r[i] + load_w(Epl, id, i) * ple_scale) * mix);
+}
+
+// altup_project (after the projection GEMVs): h0 = x0; h_s rescaled to rms(x0).
+template <class Ops>
+__global__ void __launch_bounds__(kRowThreads)
+    altup_project_kernel(Ops ops, const float* x0, float* h, int T, int D, int S) {
+  pdl_begin();
+  N3_ROW_IDS;
+  const int t = blockIdx.x;
+  const size_t TD = size_t(T) * D;
+  const float* x = x0 + size_t(t) * D;
+  __shared__ float s_target;
+  __shared__ typename Ops::Mag s_mag[kMaxStreams];
+  for (int i = tid; i < D; i += nthr) h[size_t(t) * D + i] = x[i];
+  if (warp == 0) {
+    const float tr = ops.rms(x, D);
+    if (lane == 0) s_target = tr;
+  }
+  __syncthreads();
+  for (int s = 1 + warp; s < S; s += nwarps) {
+    const auto m = ops.mag(h + s * TD + size_t(t) * D, D, s_target, 1e-5f);
+    if (lane == 0) s_mag[s] = m;
+  }
+  __syncthreads();
+  for (int s = 1; s < S; ++s) {
+    float* hs = h + s * TD + size_t(t) * D;
+    for (int i = tid; i < D; i += nthr) hs[i] = ops.magged(hs[i], s_mag[s]);
+  }
+}
+
+// router: m = tanh((store(RMSNorm(x, w_rn) * (1/D))) W_router^T), all threads of the block.
+template <class Ops>
+__device__ void router_block(const Ops& ops, const float* x, float* xr, const float* norm_w, const DevMatrix& W, int D,
+                             int S, float inv_d, float* s_m, float* m_out) {
+  N3_ROW_IDS;
+  __shared__ typename Ops::Norm s_n;
+  if (warp == 0) {
+    const auto r = ops.norm(x, D);
+    if (lane == 0) s_n = r;
+  }
+  __syncthreads();
+  for (int i = tid; i < D; i += nthr) xr[i] = ops.store(ops.normed(x[i], s_n, norm_w, i) * inv_d);
+  __syncthreads();
+  for (int s = warp; s < S; s += nwarps) {
+    const float v = ops.tanh(ops.warp_dot(xr, W, s, D));
+    if (lane == 0) {
+      s_m[s] = v;
+      m_out[s] = v;
+    }
+  }
+  __syncthreads();
+}
+
+// predict and input_norm: m = router(h0); c = m W_pred^T;
+// pred[p] = store(h[p] + sum_q c[S p + q] h[q]); an = RMSNorm(pred[0], w_in).
+// Dynamic shared memory: 2 D floats (the vectors the reductions read).
+template <class Ops>
+__global__ void __launch_bounds__(kRowThreads)
+    predict_kernel(Ops ops, const float* h, float* pred, float* m_out, float* an, QAct qan, DevMatrix router,
+                   DevMatrix predw, const float* router_norm, const float* in_norm, int T, int D, int S, float inv_d) {
+  pdl_begin();
+  N3_ROW_IDS;
+  extern __shared__ __align__(16) unsigned char dsmem[];
+  float* A = reinterpret_cast<float*>(dsmem);
+  float* B = A + D;
+  const int t = blockIdx.x;
+  const size_t TD = size_t(T) * D, row = size_t(t) * D;
+  __shared__ float s_m[kMaxStreams], s_c[kMaxStreams * kMaxStreams];
+  __shared__ typename Ops::Norm s_n;
+  for (int i = tid; i < D; i += nthr) A[i] = h[row + i];
+  __syncthreads();
+  router_block(ops, A, B, router_norm, router, D, S, inv_d, s_m, m_out + t * S);
+  if (tid < S * S) s_c[tid] = ops.small_dot(s_m, predw, tid, S);
+  __syncthreads();
+  for (int i = tid; i < D; i += nthr)
+    for (int p = 0; p < S; ++p) {
+      float acc = 0;  // HF: a [D, S] x [S, S] matmul per token, then += h
+      for (int q = 0; q < S; ++q) acc += s_c[p * S + q] * h[q * TD + row + i];
+      const float v = ops.store(h[p * TD + row + i] + acc);
+      pred[p * TD + row + i] = v;
+      if (p == 0) A[i] = v;
+    }
+  __syncthreads();
+  if (warp == 0) {
+    const auto r = ops.norm(A, D);
+    if (lane == 0) s_n = r;
+  }
+  __syncthreads();
+  for (int base = 0; base < D; base += nthr) {
+    const int i = base + tid;
+    float v = 0.0f;
+    if (i < D) {
+      v = ops.normed(A[i], s_n, in_norm, i);
+      an[row + i] = v;
+    }
+    lane_quantise(qan, t, i, v);
+  }
+}
+
+// attention, before attend: q = RoPE(RMSNorm_per_head(q, w_qn)); on
+// cache-owning layers k = RoPE(RMSNorm_per_head(k, w_kn)), v = v_norm(v),
+// both converted to the cache format (to_kv) and appended at row step[1] + t
+// (NPU: the key row's BFP too). Also quantises LAuReL's mid (ll output).
+template <class Ops>
+__global__ void __launch_bounds__(kRowThreads)
+    qkv_kernel(Ops ops, float* q, float* k, float* v, const float* q_norm, const float* k_norm, const float* inv_freq,
+               int H, int KVH, int hd, bool owns, const int64_t* step, KvDev kv, int B, int attn_mbits,
+               const float* mid, QAct qmid, int R) {
+  pdl_begin();
+  N3_ROW_IDS;
+  const int t = blockIdx.x, KVD = KVH * hd;
+  float* qr = q + size_t(t) * H * hd;
+  float* kr = k + size_t(t) * KVD;
+  float* vr = v + size_t(t) * KVD;
+  const int nrows = H + (owns ? 2 * KVH : 0);
+  for (int r = warp; r < nrows; r += nwarps) {
+    float* x = r < H ? qr + r * hd : r < H + KVH ? kr + (r - H) * hd : vr + (r - H - KVH) * hd;
+    const float* w = r < H ? q_norm : r < H + KVH ? k_norm : nullptr;
+    const auto nr = ops.norm(x, hd);
+    for (int i = lane; i < hd; i += 32) x[i] = ops.normed(x[i], nr, w, i);
+  }
+  __syncthreads();
+  const int64_t pos = step[0] + t;
+  const int half = hd / 2;
+  for (int i = tid; i < half; i += nthr) {
+    const auto cs = ops.rope_cs(pos, inv_freq[i]);
+    for (int hh = 0; hh < H; ++hh) ops.rope(qr[hh * hd + i], qr[hh * hd + i + half], cs);
+    if (owns)
+      for (int hh = 0; hh < KVH; ++hh) ops.rope(kr[hh * hd + i], kr[hh * hd + i + half], cs);
+  }
+  if (owns) {
+    __syncthreads();
+    const int64_t row = step[1] + t;
+    for (int i = tid; i < KVD; i += nthr) {
+      const float kk = ops.to_kv(kr[i]), vv = ops.to_kv(vr[i]);
+      kr[i] = kk;
+      vr[i] = vv;
+      kv.k[row * KVD + i] = kk;
+      kv.v[row * KVD + i] = vv;
+    }
+    if (kv.kmant) {
+      __syncthreads();
+      const int nbd = (hd + B - 1) / B;
+      if (B == 32) {  // a warp a block
+        for (int wb = warp; wb < KVH * nbd; wb += nwarps) {
+          const int kvh = wb / nbd, bb = wb % nbd, i = bb * 32 + lane;
+          const size_t r = size_t(row) * KVH + kvh;
+          warp_quantize32(i < hd ? kr[kvh * hd + i] : 0.0f, attn_mbits, kv.kmant + (r * nbd + bb) * 32,
+                          kv.kexp + r * nbd + bb);
+        }
+      } else {
+        for (int b = tid; b < KVH * nbd; b += nthr) {
+          const int kvh = b / nbd, bb = b % nbd;
+          const size_t r = size_t(row) * KVH + kvh;
+          const int cnt = hd - bb * B < B ? hd - bb * B : B;
+          kv.kexp[r * nbd + bb] =
+              num::bfp_quantize_block(kr + kvh * hd + bb * B, cnt, B, attn_mbits, kv.kmant + r * nbd * B + bb * B);
+        }
+      }
+      __syncthreads();
+      if (tid < KVH) {
+        const size_t r = size_t(row) * KVH + tid;
+        const num::BfpView bv = bfp_view(kv.kmant + r * nbd * B, kv.kexp + r * nbd, hd, B);
+        kv.kemax[r] = bv.e_max;
+        kv.kpois[r] = bv.poison ? 1 : 0;
+      }
+    }
+  }
+  for (int base = 0; base < R; base += nthr) {
+    const int i = base + tid;
+    lane_quantise(qmid, t, i, i < R ? mid[size_t(t) * R + i] : 0.0f);
+  }
+}
+
+// After attention and LAuReL: ag = store(a + RMSNorm(attn, w_post_attn));
+// lo = store(an + RMSNorm(lr, w_laurel)); al = store((ag + lo) / sqrt(2));
+// xn = RMSNorm(al, w_pre_ffn) (the MLP input). Dynamic shared memory: 2 D floats.
+template <class Ops>
+__global__ void __launch_bounds__(kRowThreads)
+    post_attention_kernel(Ops ops, const float* attn, const float* lr, const float* a, const float* an,
+                          const float* post_attn, const float* laurel_norm, const float* pre_ffn, float* ag, float* lo,
+                          float* al, float* xn, QAct qxn, int D, float inv_sqrt2) {
+  pdl_begin();
+  N3_ROW_IDS;
+  extern __shared__ __align__(16) unsigned char dsmem[];
+  float* A = reinterpret_cast<float*>(dsmem);
+  float* B = A + D;
+  const int t = blockIdx.x;
+  const size_t row = size_t(t) * D;
+  __shared__ typename Ops::Norm s_n[3];
+  for (int i = tid; i < D; i += nthr) {
+    A[i] = attn[row + i];
+    B[i] = lr[row + i];
+  }
+  __syncthreads();
+  if (warp < 2) {
+    const auto r = ops.norm(warp == 0 ? A : B, D);
+    if (lane == 0) s_n[warp] = r;
+  }
+  __syncthreads();
+  for (int i = tid; i < D; i += nthr) {
+    const float g = ops.store(ops.normed(A[i], s_n[0], post_attn, i) + a[row + i]);
+    const float l = ops.store(ops.normed(B[i], s_n[1], laurel_norm, i) + an[row + i]);
+    ag[row + i] = g;
+    lo[row + i] = l;
+    const float v = ops.store((g + l) * inv_sqrt2);
+    al[row + i] = v;
+    A[i] = v;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const auto r = ops.norm(A, D);
+    if (lane == 0) s_n[2] = r;
+  }
+  __syncthreads();
+  for (int base = 0; base < D; base += nthr) {
+    const int i = base + tid;
+    float v = 0.0f;
+    if (i < D) {
+      v = ops.normed(A[i], s_n[2], pre_ffn, i);
+      xn[row + i] = v;
+    }
+    lane_quantise(qxn, t, i, v);
+  }
+}
+
+// mlp between the GEMVs: g = topk(g) on sparse layers (mult > 0);
+// act = store(GELU(g) * u). Grid (F / kRowThreads, T).
+template <class Ops>
+__global__ void __launch_bounds__(kRowThreads)
+    mlp_act_kernel(Ops ops, const float* g_raw, const float* u, float* g, float* act, QAct qact, int F, float mult) {
+  pdl_begin();
+  N3_ROW_IDS;
+  const int t = blockIdx.y;
+  const float* gr = g_raw + size_t(t) * F;
+  __shared__ typename Ops::Cut s_cut;
+  if (mult > 0) {
+    // The threshold needs the whole row: staged in shared memory (dynamic,
+    // F floats) by the block, then reduced by one warp in the core's order.
+    extern __shared__ __align__(16) unsigned char dsmem[];
+    float* row = reinterpret_cast<float*>(dsmem);
+    for (int i = tid; i < F; i += nthr) row[i] = gr[i];
+    __syncthreads();
+    if (warp == 0) {
+      const auto c = ops.cut(row, F, mult);
+      if (lane == 0) s_cut = c;
+    }
+    __syncthreads();
+  }
+  const int i = blockIdx.x * nthr + tid;
+  float v = 0.0f;
+  if (i < F) {
+    const float gv = mult > 0 ? ops.cutted(gr[i], s_cut) : gr[i];
+    g[size_t(t) * F + i] = gv;
+    v = ops.store(ops.gelu(gv) * u[size_t(t) * F + i]);
+    act[size_t(t) * F + i] = v;
+  }
+  lane_quantise(qact, t, i, v);
+}
+
+// After the MLP: o = store(al + RMSNorm(y, w_post_ffn)); correct:
+// m2 = router(o); cc = store(m2 W_corr^T + 1);
+// corr[p] = store(pred[p] + (o - pred[0]) * cc[p]); per_layer_mix's input
+// gin = store(corr[0] * correct_output_scale). Dynamic shared memory: 2 D floats.
+template <class Ops>
+__global__ void __launch_bounds__(kRowThreads)
+    post_mlp_kernel(Ops ops, const float* y, const float* al, const float* pred, float* o, float* m_out, float* corr,
+                    float* gin, QAct qgin, const float* post_ffn, const float* router_norm, DevMatrix router,
+                    DevMatrix corrw, const float* out_scale, int T, int D, int S, float inv_d) {
+  pdl_begin();
+  N3_ROW_IDS;
+  extern __shared__ __align__(16) unsigned char dsmem[];
+  float* A = reinterpret_cast<float*>(dsmem);
+  float* B = A + D;
+  const int t = blockIdx.x;
+  const size_t TD = size_t(T) * D, row = size_t(t) * D;
+  __shared__ typename Ops::Norm s_n;
+  __shared__ float s_m[kMaxStreams], s_cc[kMaxStreams];
+  for (int i = tid; i < D; i += nthr) A[i] = y[row + i];
+  __syncthreads();
+  if (warp == 0) {
+    const auto r = ops.norm(A, D);
+    if (lane == 0) s_n = r;
+  }
+  __syncthreads();
+  for (int i = tid; i < D; i += nthr) {
+    const float v = ops.store(ops.normed(A[i], s_n, post_ffn, i) + al[row + i]);
+    o[row + i] = v;
+    B[i] = v;
+  }
+  __syncthreads();
+  router_block(ops, B, A, router_norm, router, D, S, inv_d, s_m, m_out + t * S);
+  if (tid < S) s_cc[tid] = ops.store(ops.small_dot(s_m, corrw, tid, S) + 1.0f);
+  __syncthreads();
+  for (int base = 0; base < D; base += nthr) {
+    const int i = base + tid;
+    float v = 0.0f;
+    if (i < D) {
+      const float innov = B[i] - pred[row + i];
+      float c0 = 0;
+      for (int p = 0; p < S; ++p) {
+        const float c = ops.store(pred[p * TD + row + i] + innov * s_cc[p]);
+        corr[p * TD + row + i] = c;
+        if (p == 0) c0 = c;
+      }
+      v = ops.store(out_scale ? c0 * out_scale[i] : c0);
+      gin[row + i] = v;
+    }
+    lane_quantise(qgin, t, i, v);
+  }
+}
+
+// per_layer_mix between its GEMVs: f = store(GELU(f) * pli[t, layer]).
+template <class Ops>
+__global__ void __launch_bounds__(kRowThreads)
+    per_layer_gate_kernel(Ops ops, const float* f_raw, const float* pli, float* f, QAct qf, int P, int LP, int layer) {
+  pdl_begin();
+  N3_ROW_IDS;
+  const int t = blockIdx.x;
+  for (int base = 0; base < P; base += nthr) {
+    const int i = base + tid;
+    float v = 0.0f;
+    if (i < P) {
+      v = ops.store(ops.gelu(f_raw[size_t(t) * P + i]) * pli[size_t(t) * LP + size_t(layer) * P + i]);
+      f[size_t(t) * P + i] = v;
+    }
+    lane_quantise(qf, t, i, v);
+  }
+}
+
+// per_layer_mix's end: add = RMSNorm(add, w_post_pl); h[0] = corr[0],
+// h[s] = store(corr[s] + add) for s >= 1: the layer's output. Dynamic shared memory: D floats.
+template <class Ops>
+__global__ void __launch_bounds__(kRowThreads)
+    per_layer_out_kernel(Ops ops, const float* add_raw, const float* post_pl, float* add, const float* corr, float* h,
+                         int T, int D, int S) {
+  pdl_begin();
+  N3_ROW_IDS;
+  extern __shared__ __align__(16) unsigned char dsmem[];
+  float* A = reinterpret_cast<float*>(dsmem);
+  const int t = blockIdx.x;
+  const size_t TD = size_t(T) * D, row = size_t(t) * D;
+  __shared__ typename Ops::Norm s_n;
+  for (int i = tid; i < D; i += nthr) A[i] = add_raw[row + i];
+  __syncthreads();
+  if (warp == 0) {
+    const auto r = ops.norm(A, D);
+    if (lane == 0) s_n = r;
+  }
+  __syncthreads();
+  for (int i = tid; i < D; i += nthr) {
+    const float v = ops.normed(A[i], s_n, post_pl, i);
+    add[row + i] = v;
+    h[row + i] = corr[row + i];
+    for (int s = 1; s < S; ++s) h[s * TD + row + i] = ops.store(corr[s * TD + row + i] + v);
+  }
+}
+
+// final_logits before the LM head: u_s (unembed GEMV outputs) rescaled to
+// rms(h0); x = store(mean of h0, u_1..); x = RMSNorm(x, w_final).
+// u[0] receives a copy of h0 so u holds the dumped altup_out streams.
+template <class Ops>
+__global__ void __launch_bounds__(kRowThreads)
+    final_norm_kernel(Ops ops, const float* h, float* u, const float* final_norm, float* x, QAct qx, int T, int D,
+                      int S) {
+  pdl_begin();
+  N3_ROW_IDS;
+  const int t = blockIdx.x;
+  const size_t TD = size_t(T) * D, row = size_t(t) * D;
+  __shared__ float s_target;
+  __shared__ typename Ops::Mag s_mag[kMaxStreams];
+  __shared__ typename Ops::Norm s_n;
+  if (warp == 0) {
+    const float tr = ops.rms(h + row, D);
+    if (lane == 0) s_target = tr;
+  }
+  __syncthreads();
+  for (int s = 1 + warp; s < S; s += nwarps) {
+    const auto m = ops.mag(u + s * TD + row, D, s_target, 1e-5f);
+    if (lane == 0) s_mag[s] = m;
+  }
+  __syncthreads();
+  for (int i = tid; i < D; i += nthr) {
+    const float h0 = h[row + i];
+    u[row + i] = h0;
+    float acc = 0;
+    acc += h0;
+    for (int s = 1; s < S; ++s) {
+      const float us = ops.magged(u[s * TD + row + i], s_mag[s]);
+      u[s * TD + row + i] = us;
+      acc += us;
+    }
+    x[row + i] = ops.store(num::div_rn(acc, float(S)));
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const auto r = ops.norm(x + row, D);
+    if (lane == 0) s_n = r;
+  }
+  __syncthreads();
+  for (int base = 0; base < D; base += nthr) {
+    const int i = base + tid;
+    float v = 0.0f;
+    if (i < D) {
+      v = ops.normed(x[row + i], s_n, final_norm, i);
+      x[row + i] = v;
+    }
+    lane_quantise(qx, t, i, v);
+  }
+}
+
+#undef N3_ROW_IDS
+
+}  // namespace n3::gpu

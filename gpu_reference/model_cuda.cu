@@ -1,0 +1,865 @@
+// golden/model.cc on the GPU. The functions below carry model.cc's names and
+// order (embed, per_layer_inputs, altup_project, predict, laurel, attention,
+// mlp, correct, per_layer_mix, decoder_layer, final_logits) so the two read
+// side by side; the elementwise steps model.cc writes between Kernels calls
+// are fused into per-token kernels (kernels_layer.cuh) that perform the same
+// float32 operations in the same order, and the linear layers sharing an
+// input go in one GEMV launch (kernels_gemv.cuh).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+
+#include "golden/kernels.h"
+#include "golden/numerics/npu_ops.h"
+#include "gpu_reference/kernels_attention.cuh"
+#include "gpu_reference/kernels_gemv.cuh"
+#include "gpu_reference/kernels_layer.cuh"
+#include "gpu_reference/model_cuda.h"
+
+namespace n3::gpu {
+
+namespace {
+
+std::string L(int l) { return "layers." + std::to_string(l) + "."; }
+
+// A QAct with its storage; empty (no-op) in reference numerics.
+struct QBuf {
+  DevBuf<int16_t> mant;
+  DevBuf<int32_t> exp, msum, pack;
+  QAct q;
+
+  void alloc(int rows, int n, const num::Formats& f) {
+    q.n = n;
+    q.block = f.bfp_block;
+    q.mbits = f.act_mant_bits;
+    q.splits = splits_for(q.mbits);
+    q.nb = ceil_div(n, q.block);
+    const size_t blocks = size_t(rows) * q.nb;
+    mant.resize(blocks * q.block);
+    exp.resize(blocks);
+    q.mant = mant.get();
+    q.exp = exp.get();
+    if (q.block == 32) {
+      msum.resize(blocks);
+      pack.resize(blocks * q.splits * 8);
+      q.msum = msum.get();
+      q.pack = pack.get();
+    }
+  }
+};
+
+// The same QAct starting `rows` vectors further.
+QAct rows_from(QAct q, int rows) {
+  if (!q.mant) return q;
+  const size_t b = size_t(rows) * q.nb;
+  q.mant += b * q.block;
+  q.exp += b;
+  if (q.msum) q.msum += b;
+  if (q.pack) q.pack += b * q.splits * 8;
+  return q;
+}
+
+}  // namespace
+
+struct CudaModel::Impl {
+  // ---- weights -----------------------------------------------------------
+  struct LayerW {
+    DevMatrix q, k, v, o, gate, up, down, ll, lr, pl_gate, pl_proj, router, pred, corr;
+    const float *q_norm = nullptr, *k_norm = nullptr, *in_norm, *post_attn, *pre_ffn, *post_ffn, *post_pl, *laurel_norm,
+                *router_norm, *out_scale;
+    float topk_mult = 0;
+  };
+  // One sequence: positions, the KV cache of every cache-owning layer, its decode graph.
+  struct Seq {
+    int64_t pos = 0;
+    std::vector<int64_t> positions;
+    DevBuf<int64_t> dpos;
+    std::vector<DevBuf<float>> k, v;
+    std::vector<DevBuf<int16_t>> kmant;
+    std::vector<DevBuf<int32_t>> kexp, kemax, kpois;
+    cudaGraphExec_t exec = nullptr;
+    int graph_gen = -1;
+    int64_t graph_bound = 0;  // attn_bound_ the graph was captured with
+
+    KvDev kv(int l) {
+      KvDev d;
+      d.k = k[l].get();
+      d.v = v[l].get();
+      if (!kmant.empty() && kmant[l].size()) {
+        d.kmant = kmant[l].get();
+        d.kexp = kexp[l].get();
+        d.kemax = kemax[l].get();
+        d.kpois = kpois[l].get();
+      }
+      return d;
+    }
+    ~Seq() {
+      if (exec) cudaGraphExecDestroy(exec);
+    }
+  };
+
+  std::shared_ptr<const WeightSource> w_;
+  ModelConfig cfg_;
+  bool npu_;
+  num::Formats f_;
+  NpuOps npu_ops_;
+  RefOps ref_ops_;
+  int64_t kv_rows_;
+  size_t smem_limit_ = 0;
+  // The most cache rows a global layer's query may attend to in the kernels
+  // being launched: sizes the attention's shared memory. A power of two above
+  // the rows held, so a captured decode graph serves many steps.
+  int attn_bound_ = 0;
+  cudaStream_t s_ = nullptr;
+  cudaEvent_t ev0_ = nullptr, ev1_ = nullptr;
+  bool graphs_ = true;
+  int gen_ = 0;  // bumps whenever activation buffers move (captured graphs go stale)
+
+  std::deque<DevBuf<uint8_t>> wdata_;
+  std::deque<DevBuf<float>> wf_;
+  size_t wbytes_ = 0;
+  DevMatrix E_, Epl_, plp_, ap_[kMaxStreams], unemb_[kMaxStreams];
+  const float *plp_norm_, *final_norm_;
+  const float *freq_local_, *freq_global_;
+  std::vector<LayerW> layers_;
+
+  // ---- activations, for up to cap_ tokens ----------------------------------
+  int cap_ = 0;
+  DevBuf<float> x0_, pli_, h_, pred_, corr_, u_, m_, m2_, an_, q_, k_, v_, mid_, ctx_, attn_, lr_, ag_, lo_, al_, xn_,
+      graw_, g_, up_, act_, y_, o_, gin_, fraw_, f_pl_, addraw_, add_, xf_, logits_;
+  QBuf qx0_, qan_, qmid_, qctx_, qxn_, qact_, qgin_, qf_, qh_, qxf_;
+  DevBuf<int64_t> step_;
+  DevBuf<int32_t> ids_;
+  int64_t* step_h_ = nullptr;  // pinned staging
+  int32_t* ids_h_ = nullptr;
+  int64_t* pos_h_ = nullptr;
+  float* logits_h_ = nullptr;
+  size_t logits_h_n_ = 0;
+
+  std::map<int, Seq> seqs_;
+  int next_ = 0;
+
+  Impl(std::shared_ptr<const WeightSource> w, const std::string& numerics, const HwConfig& hw)
+      : w_(std::move(w)), cfg_(w_->config()), npu_(numerics == "npu") {
+    require(numerics == "npu" || numerics == "reference",
+            "--numerics must be 'npu' or 'reference' (is '" + numerics + "')");
+    const std::string problem = cuda_problem();
+    require(problem.empty(), "backend 'cuda': " + problem);
+    f_ = numerics_formats(hw);
+    const std::string fp = num::formats_problem(f_);
+    require(fp.empty(), fp);
+    require(!npu_ || f_.kv != num::KvFmt::INT8,
+            "backend 'cuda': numerics.kv_format = int8 is not implemented on the GPU yet (f16 and bf16 are)");
+    require(cfg_.altup_streams <= kMaxStreams, "cuda: at most 8 AltUp streams");
+    require(cfg_.head_dim % 2 == 0 && cfg_.head_dim <= 512, "cuda: head_dim must be even and at most 512");
+    require(8 * size_t(cfg_.hidden) <= 48 * 1024,
+            "cuda: hidden size above 6144 (per-token kernels stage 2 vectors in shared memory)");
+    npu_ops_ = NpuOps{f_, float(cfg_.rms_eps)};
+    ref_ops_ = RefOps{cfg_.rms_eps};
+    kv_rows_ = hw.integer("kv.cap_tokens");
+    if (const char* g = std::getenv("N3_CUDA_GRAPHS")) graphs_ = std::string(g) != "0";
+    N3_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+    N3_CUDA(cudaEventCreate(&ev0_));
+    N3_CUDA(cudaEventCreate(&ev1_));
+    upload_weights();
+    const int hd = cfg_.head_dim;
+    const size_t smem = std::max({attn_npu_smem(int(kv_rows_), hd, f_.bfp_block), size_t(kv_rows_) * 8 + 16,
+                                  attn_group_smem(1, int(kv_rows_), hd)});
+    cudaDeviceProp prop;
+    N3_CUDA(cudaGetDeviceProperties(&prop, 0));
+    smem_limit_ = prop.sharedMemPerBlockOptin - 1024;  // room for the kernels' static shared memory
+    require(smem <= smem_limit_, "cuda: attention over kv.cap_tokens = " + std::to_string(kv_rows_) +
+                                     " positions needs " + std::to_string(smem) +
+                                     " bytes of shared memory (device has " +
+                                     std::to_string(prop.sharedMemPerBlockOptin) + ")");
+    attention_init(prop.sharedMemPerBlockOptin);
+    // The sparse MLP layers stage a gate row in shared memory (mlp_act_kernel).
+    const int ffn_smem = ffn_max() * 4;
+    require(size_t(ffn_smem) <= prop.sharedMemPerBlockOptin, "cuda: intermediate size too large for the top-k stage");
+    N3_CUDA(cudaFuncSetAttribute(mlp_act_kernel<NpuOps>, cudaFuncAttributeMaxDynamicSharedMemorySize, ffn_smem));
+    N3_CUDA(cudaFuncSetAttribute(mlp_act_kernel<RefOps>, cudaFuncAttributeMaxDynamicSharedMemorySize, ffn_smem));
+    step_.resize(2);
+    N3_CUDA(cudaMallocHost(&step_h_, 2 * sizeof(int64_t)));
+    ensure(1);
+  }
+
+  ~Impl() {
+    seqs_.clear();
+    if (step_h_) cudaFreeHost(step_h_);
+    if (ids_h_) cudaFreeHost(ids_h_);
+    if (pos_h_) cudaFreeHost(pos_h_);
+    if (logits_h_) cudaFreeHost(logits_h_);
+    if (ev0_) cudaEventDestroy(ev0_);
+    if (ev1_) cudaEventDestroy(ev1_);
+    if (s_) cudaStreamDestroy(s_);
+  }
+
+  // ---- upload ---------------------------------------------------------------
+
+  DevMatrix matrix(const std::string& name) {
+    const MatrixRef m = w_->matrix(name);
+    DevMatrix d;
+    d.rows = m.rows;
+    d.cols = m.cols;
+    d.row_bytes = m.row_bytes();
+    d.dtype = int(m.dtype);
+    d.group = m.group <= 0 ? m.cols : m.group;
+    const size_t bytes = size_t(m.rows) * d.row_bytes;
+    wdata_.emplace_back(bytes);
+    wdata_.back().upload(m.data, bytes);
+    d.data = wdata_.back().get();
+    wbytes_ += bytes;
+    if (m.dtype == WDType::INT4) {
+      const size_t n = size_t(m.rows) * ((m.cols + d.group - 1) / d.group);
+      wf_.emplace_back(n);
+      wf_.back().upload(m.scales, n);
+      d.scales = wf_.back().get();
+      wbytes_ += n * 4;
+    }
+    return d;
+  }
+  const float* vec(const std::string& name) { return floats(w_->vec(name)); }
+  const float* floats(const std::vector<float>& v) {
+    wf_.emplace_back(v.size());
+    wf_.back().upload(v.data(), v.size());
+    return wf_.back().get();
+  }
+
+  void upload_weights() {
+    const int S = cfg_.altup_streams;
+    E_ = matrix("embed_tokens.weight");
+    Epl_ = matrix("embed_tokens_per_layer.weight");
+    plp_ = matrix("per_layer_model_projection.weight");
+    for (int s = 1; s < S; ++s) {
+      ap_[s] = matrix("altup_projections." + std::to_string(s - 1) + ".weight");
+      unemb_[s] = matrix("altup_unembed_projections." + std::to_string(s - 1) + ".weight");
+    }
+    plp_norm_ = vec("per_layer_projection_norm.weight");
+    final_norm_ = vec("norm.weight");
+    const int hd = cfg_.head_dim;
+    // RoPE inverse frequencies: the NPU's constant table (npu_ops.h), or
+    // HF's float32 values (kernels_ref.cc).
+    auto table = [&](double theta) {
+      if (npu_) return num::rope_inv_freq(theta, hd);
+      std::vector<float> t(hd / 2);
+      for (int i = 0; i < hd / 2; ++i) t[i] = float(1.0 / std::pow(theta, double(2 * i) / double(hd)));
+      return t;
+    };
+    freq_local_ = floats(table(cfg_.rope_local));
+    freq_global_ = floats(table(cfg_.rope_global));
+    for (int l = 0; l < cfg_.layers; ++l) {
+      LayerW lw;
+      const std::string p = L(l);
+      lw.q = matrix(p + "self_attn.q_proj.weight");
+      lw.o = matrix(p + "self_attn.o_proj.weight");
+      if (cfg_.owns_kv(l)) {
+        lw.k = matrix(p + "self_attn.k_proj.weight");
+        lw.v = matrix(p + "self_attn.v_proj.weight");
+        lw.k_norm = vec(p + "self_attn.k_norm.weight");
+      }
+      lw.q_norm = vec(p + "self_attn.q_norm.weight");
+      lw.gate = matrix(p + "mlp.gate_proj.weight");
+      lw.up = matrix(p + "mlp.up_proj.weight");
+      lw.down = matrix(p + "mlp.down_proj.weight");
+      lw.ll = matrix(p + "laurel.linear_left.weight");
+      lw.lr = matrix(p + "laurel.linear_right.weight");
+      lw.pl_gate = matrix(p + "per_layer_input_gate.weight");
+      lw.pl_proj = matrix(p + "per_layer_projection.weight");
+      lw.router = matrix(p + "altup.modality_router.weight");
+      lw.pred = matrix(p + "altup.prediction_coefs.weight");
+      lw.corr = matrix(p + "altup.correction_coefs.weight");
+      if (npu_)
+        for (const DevMatrix* m : {&lw.router, &lw.pred, &lw.corr})
+          require(m->dtype == int(WDType::F32), "cuda: AltUp coefficient matrices must be float32 in NPU numerics");
+      lw.in_norm = vec(p + "input_layernorm.weight");
+      lw.post_attn = vec(p + "post_attention_layernorm.weight");
+      lw.pre_ffn = vec(p + "pre_feedforward_layernorm.weight");
+      lw.post_ffn = vec(p + "post_feedforward_layernorm.weight");
+      lw.post_pl = vec(p + "post_per_layer_input_norm.weight");
+      lw.laurel_norm = vec(p + "laurel.post_laurel_norm.weight");
+      lw.router_norm = vec(p + "altup.router_norm.weight");
+      lw.out_scale = vec(p + "altup.correct_output_scale");
+      // HF evaluates Normal(0,1).icdf(sparsity) in float32 (model.cc).
+      lw.topk_mult = cfg_.sparsity[l] > 0 ? float(normal_icdf(cfg_.sparsity[l])) : 0.0f;
+      layers_.push_back(lw);
+    }
+  }
+
+  // ---- buffers ----------------------------------------------------------------
+
+  int ffn_max() const {
+    int F = 0;
+    for (int x : cfg_.ffn) F = std::max(F, x);
+    return F;
+  }
+
+  void ensure(int T) {
+    if (T <= cap_) return;
+    const size_t D = cfg_.hidden, S = cfg_.altup_streams, LP = size_t(cfg_.layers) * cfg_.pl_dim, QD = cfg_.q_dim(),
+                 KVD = cfg_.kv_dim(), R = cfg_.laurel_rank, F = ffn_max(), P = cfg_.pl_dim, V = cfg_.vocab;
+    for (DevBuf<float>* b : {&x0_, &an_, &attn_, &lr_, &ag_, &lo_, &al_, &xn_, &y_, &o_, &gin_, &addraw_, &add_, &xf_})
+      b->resize(T * D);
+    for (DevBuf<float>* b : {&h_, &pred_, &corr_, &u_}) b->resize(S * T * D);
+    pli_.resize(T * LP);
+    m_.resize(T * S);
+    m2_.resize(T * S);
+    q_.resize(T * QD);
+    ctx_.resize(T * QD);
+    k_.resize(T * KVD);
+    v_.resize(T * KVD);
+    mid_.resize(T * R);
+    for (DevBuf<float>* b : {&graw_, &g_, &up_, &act_}) b->resize(T * F);
+    fraw_.resize(T * P);
+    f_pl_.resize(T * P);
+    logits_.resize(T * V);
+    if (npu_) {
+      qx0_.alloc(T, D, f_);
+      qan_.alloc(T, D, f_);
+      qmid_.alloc(T, R, f_);
+      qctx_.alloc(T, QD, f_);
+      qxn_.alloc(T, D, f_);
+      qact_.alloc(T, F, f_);
+      qgin_.alloc(T, D, f_);
+      qf_.alloc(T, P, f_);
+      qh_.alloc(int(S - 1) * T, D, f_);
+      qxf_.alloc(T, D, f_);
+    }
+    ids_.resize(T);
+    if (ids_h_) cudaFreeHost(ids_h_);
+    if (pos_h_) cudaFreeHost(pos_h_);
+    N3_CUDA(cudaMallocHost(&ids_h_, T * sizeof(int32_t)));
+    N3_CUDA(cudaMallocHost(&pos_h_, std::max<int64_t>(T, kv_rows_) * sizeof(int64_t)));
+    cap_ = T;
+    ++gen_;
+  }
+
+  // ---- helpers ------------------------------------------------------------------
+
+  template <class Fn>
+  void with_ops(Fn&& fn) {
+    if (npu_)
+      fn(npu_ops_);
+    else
+      fn(ref_ops_);
+  }
+
+  struct Lin {
+    const DevMatrix& w;
+    const float* x;
+    QAct q;
+    float* y;
+  };
+  // The linear layers of one launch; all read T token rows of their input.
+  // (logits: the LM head, written in the logits format).
+  void linear(const char* name, std::initializer_list<Lin> jobs, int T, bool logits = false, int t_in0 = 0,
+              float cap = 0) {
+    std::vector<GemvSeg> segs;
+    for (const Lin& j : jobs) {
+      GemvSeg g;
+      g.w = j.w;
+      g.x = j.x;
+      g.q = j.q;
+      g.y = j.y;
+      g.t_in0 = t_in0;
+      g.out = npu_ ? (logits ? f_.logits : f_.act) : num::Fmt::F32;
+      g.cap = cap;
+      segs.push_back(g);
+    }
+    if (npu_)
+      gemv_npu(segs, T, s_, name);
+    else
+      gemv_ref(segs, T, s_, name);
+  }
+  // Quantises a GEMV input that its producer could not quantise in place.
+  void requantize(const float* x, int64_t ld, int rows, const QBuf& q, bool done_in_place) {
+    if (npu_ && !done_in_place) quantize(x, ld, rows, q.q, s_);
+  }
+
+  struct Rec {
+    Impl* m;
+    Recorder* rec;
+    Phase ph;
+    void operator()(Op op, int layer, const Shape& shape, const float* dev) const {
+      if (!rec || !rec->wants(op)) return;
+      std::vector<float> host(static_cast<size_t>(numel(shape)));
+      N3_CUDA(cudaMemcpyAsync(host.data(), dev, host.size() * 4, cudaMemcpyDeviceToHost, m->s_));
+      N3_CUDA(cudaStreamSynchronize(m->s_));
+      rec->record(ph, op, layer, shape, host.data());
+    }
+  };
+
+  // ---- the graph (model.cc) ------------------------------------------------------
+
+  // x0 = E[id] * sqrt(D)
+  void embed(int T) {
+    const float scale = std::sqrt(float(cfg_.hidden));
+    with_ops([&](auto ops) {
+      launch("embed_kernel", embed_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, E_, ids_.get(), scale,
+             cfg_.hidden, x0_.get(), qx0_.q);
+    });
+    requantize(x0_.get(), cfg_.hidden, T, qx0_, qx0_.q.lane_quantised());
+  }
+
+  // pli = (RMSNorm((x0 W_plp^T) * D^-0.5, w_plpn) + E_pl[id] * sqrt(P)) / sqrt(2), [T, L, P];
+  // altup_project: h0 = x0; h_k = (x0 W_ap[k-1]^T) rescaled to rms(x0).
+  // Both read x0: their linear layers go in one launch.
+  void per_layer_inputs_and_altup_project(int T) {
+    const int D = cfg_.hidden, S = cfg_.altup_streams;
+    const size_t TD = size_t(T) * D;
+    float* h = h_.get();
+    const QAct q = qx0_.q;
+    if (S == 4) {
+      linear("gemv plp+altup",
+             {{plp_, x0_.get(), q, pli_.get()},
+              {ap_[1], x0_.get(), q, h + TD},
+              {ap_[2], x0_.get(), q, h + 2 * TD},
+              {ap_[3], x0_.get(), q, h + 3 * TD}},
+             T);
+    } else {
+      linear("gemv plp+altup", {{plp_, x0_.get(), q, pli_.get()}}, T);
+      for (int s = 1; s < S; ++s) linear("gemv altup", {{ap_[s], x0_.get(), q, h + s * TD}}, T);
+    }
+    const float proj_scale = 1.0f / std::sqrt(float(D)), ple_scale = std::sqrt(float(cfg_.pl_dim)),
+                mix = 1.0f / std::sqrt(2.0f);
+    with_ops([&](auto ops) {
+      launch("per_layer_inputs_kernel", per_layer_inputs_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, ids_.get(),
+             Epl_, cfg_.vocab_pl, plp_norm_, pli_.get(), cfg_.layers, cfg_.pl_dim, proj_scale, ple_scale, mix);
+      launch("altup_project_kernel", altup_project_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, x0_.get(), h, T,
+             D, S);
+    });
+  }
+
+  void decoder_layer(int l, Seq& sq, int T, const Rec& rec) {
+    const LayerW& w = layers_[l];
+    const int D = cfg_.hidden, S = cfg_.altup_streams, F = cfg_.ffn[l], P = cfg_.pl_dim;
+    const float inv_d = 1.0f / float(D), inv_sqrt2 = 1.0f / std::sqrt(2.0f);
+    const bool owns = cfg_.owns_kv(l);
+
+    // predict: router, coefficients, pred; an = RMSNorm(pred[0]).
+    with_ops([&](auto ops) {
+      launch("predict_kernel", predict_kernel<decltype(ops)>, T, kRowThreads, 8 * size_t(D), s_, ops, h_.get(),
+             pred_.get(), m_.get(), an_.get(), qan_.q, w.router, w.pred, w.router_norm, w.in_norm, T, D, S, inv_d);
+    });
+    rec(Op::Router, l, {T, S}, m_.get());
+    rec(Op::Pred, l, {S, T, D}, pred_.get());
+    rec(Op::InputNorm, l, {T, D}, an_.get());
+    requantize(an_.get(), D, T, qan_, qan_.q.lane_quantised());
+
+    // attention's projections and LAuReL's left matrix read an.
+    const QAct qa = qan_.q;
+    if (owns)
+      linear("gemv qkv+ll",
+             {{w.q, an_.get(), qa, q_.get()},
+              {w.k, an_.get(), qa, k_.get()},
+              {w.v, an_.get(), qa, v_.get()},
+              {w.ll, an_.get(), qa, mid_.get()}},
+             T);
+    else
+      linear("gemv qkv+ll", {{w.q, an_.get(), qa, q_.get()}, {w.ll, an_.get(), qa, mid_.get()}}, T);
+    attention(l, sq, T, rec);
+    // laurel's right matrix goes with o_proj.
+    linear("gemv o+lr", {{w.o, ctx_.get(), qctx_.q, attn_.get()}, {w.lr, mid_.get(), qmid_.q, lr_.get()}}, T);
+    rec(Op::AttnOut, l, {T, D}, attn_.get());
+
+    // ag = a + RMSNorm(attn); lo = an + RMSNorm(lr); al = (ag + lo) / sqrt(2); xn = RMSNorm(al).
+    with_ops([&](auto ops) {
+      launch("post_attention_kernel", post_attention_kernel<decltype(ops)>, T, kRowThreads, 8 * size_t(D), s_, ops,
+             attn_.get(), lr_.get(), pred_.get(), an_.get(), w.post_attn, w.laurel_norm, w.pre_ffn, ag_.get(),
+             lo_.get(), al_.get(), xn_.get(), qxn_.q, D, inv_sqrt2);
+    });
+    rec(Op::Laurel, l, {T, D}, lo_.get());
+    rec(Op::AttnGated, l, {T, D}, ag_.get());
+    rec(Op::AttnLaurel, l, {T, D}, al_.get());
+    requantize(xn_.get(), D, T, qxn_, qxn_.q.lane_quantised());
+
+    mlp(l, w, T, F, rec);
+
+    // o = al + RMSNorm(y); correct; gin = corr[0] * scale.
+    with_ops([&](auto ops) {
+      launch("post_mlp_kernel", post_mlp_kernel<decltype(ops)>, T, kRowThreads, 8 * size_t(D), s_, ops, y_.get(),
+             al_.get(), pred_.get(), o_.get(), m2_.get(), corr_.get(), gin_.get(), qgin_.q, w.post_ffn, w.router_norm,
+             w.router, w.corr, cfg_.altup_correct_scale ? w.out_scale : nullptr, T, D, S, inv_d);
+    });
+    rec(Op::FfnOut, l, {T, D}, o_.get());
+    rec(Op::CorrRouter, l, {T, S}, m2_.get());
+    rec(Op::Corr, l, {S, T, D}, corr_.get());
+    requantize(gin_.get(), D, T, qgin_, qgin_.q.lane_quantised());
+
+    // per_layer_mix: corr[1..] += RMSNorm(GELU(gin W_gate_pl^T) * pli[l]) W_proj_pl^T, w_post_pl).
+    linear("gemv pl_gate", {{w.pl_gate, gin_.get(), qgin_.q, fraw_.get()}}, T);
+    with_ops([&](auto ops) {
+      launch("per_layer_gate_kernel", per_layer_gate_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, fraw_.get(),
+             pli_.get(), f_pl_.get(), qf_.q, P, cfg_.layers * P, l);
+    });
+    rec(Op::PleGate, l, {T, P}, f_pl_.get());
+    requantize(f_pl_.get(), P, T, qf_, qf_.q.lane_quantised());
+    linear("gemv pl_proj", {{w.pl_proj, f_pl_.get(), qf_.q, addraw_.get()}}, T);
+    with_ops([&](auto ops) {
+      launch("per_layer_out_kernel", per_layer_out_kernel<decltype(ops)>, T, kRowThreads, 4 * size_t(D), s_, ops,
+             addraw_.get(), w.post_pl, add_.get(), corr_.get(), h_.get(), T, D, S);
+    });
+    rec(Op::PleOut, l, {T, D}, add_.get());
+    rec(Op::LayerOut, l, {S, T, D}, h_.get());
+  }
+
+  // q/k/v norms, RoPE, the cache append, attend per (token, head).
+  void attention(int l, Seq& sq, int T, const Rec& rec) {
+    const LayerW& w = layers_[l];
+    const int H = cfg_.q_heads, KVH = cfg_.kv_heads, hd = cfg_.head_dim, R = cfg_.laurel_rank;
+    const bool owns = cfg_.owns_kv(l);
+    const float* freq = cfg_.is_global(l) ? freq_global_ : freq_local_;
+    const KvDev kv_own = owns ? sq.kv(l) : KvDev{};
+    with_ops([&](auto ops) {
+      launch("qkv_kernel", qkv_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, q_.get(), k_.get(), v_.get(),
+             w.q_norm, w.k_norm, freq, H, KVH, hd, owns, step_.get(), kv_own, f_.bfp_block, f_.attn_mant_bits,
+             mid_.get(), qmid_.q, R);
+    });
+    requantize(mid_.get(), R, T, qmid_, qmid_.q.lane_quantised());
+    rec(Op::AttnQ, l, {T, H, hd}, q_.get());
+    if (owns) {
+      rec(Op::AttnK, l, {T, KVH, hd}, k_.get());
+      rec(Op::AttnV, l, {T, KVH, hd}, v_.get());
+    }
+    // KV-shared layers read the (post-norm, post-RoPE) cache of their source layer.
+    AttnArgs a;
+    a.q = q_.get();
+    a.kv = sq.kv(cfg_.kv_source(l));
+    a.positions = sq.dpos.get();
+    a.step = step_.get();
+    a.T = T;
+    a.H = H;
+    a.KVH = KVH;
+    a.hd = hd;
+    a.window = cfg_.is_global(l) ? 0 : cfg_.sliding_window;
+    a.ctx = ctx_.get();
+    a.qctx = qctx_.q;
+    const int nmax = int(a.window > 0 ? std::min<int64_t>(a.window, kv_rows_) : attn_bound_);
+    gpu::attention(a, npu_, f_, nmax, smem_limit_, s_);
+    rec(Op::AttnCtx, l, {T, H * hd}, ctx_.get());
+    requantize(ctx_.get(), H * hd, T, qctx_, qctx_.q.lane_quantised() && hd % 32 == 0);
+  }
+
+  // y = (GELU(topk(x W_gate^T)) * (x W_up^T)) W_down^T
+  void mlp(int l, const LayerW& w, int T, int F, const Rec& rec) {
+    linear("gemv gate+up", {{w.gate, xn_.get(), qxn_.q, graw_.get()}, {w.up, xn_.get(), qxn_.q, up_.get()}}, T);
+    QAct qa = qact_.q;  // sized for the widest layer; this layer's rows are F long
+    if (npu_) {
+      qa.n = F;
+      qa.nb = ceil_div(F, qa.block);
+    }
+    with_ops([&](auto ops) {
+      launch("mlp_act_kernel", mlp_act_kernel<decltype(ops)>, dim3(ceil_div(F, kRowThreads), T), kRowThreads,
+             w.topk_mult > 0 ? size_t(F) * 4 : 0, s_, ops, graw_.get(), up_.get(), g_.get(), act_.get(), qa, F,
+             w.topk_mult);
+    });
+    rec(Op::MlpGate, l, {T, F}, g_.get());
+    rec(Op::MlpUp, l, {T, F}, up_.get());
+    rec(Op::MlpAct, l, {T, F}, act_.get());
+    if (npu_ && !qa.lane_quantised()) quantize(act_.get(), F, T, qa, s_);
+    linear("gemv down", {{w.down, act_.get(), qa, y_.get()}}, T);
+    rec(Op::MlpDown, l, {T, cfg_.hidden}, y_.get());
+  }
+
+  // x = RMSNorm(mean(h0, rescaled h_k W_unemb[k-1]^T)); logits = softcap(x E^T)
+  void final_logits(int T, const Rec& rec, bool last_only) {
+    const int D = cfg_.hidden, S = cfg_.altup_streams;
+    const size_t TD = size_t(T) * D;
+    float* h = h_.get();
+    float* u = u_.get();
+    requantize(h + TD, D, (S - 1) * T, qh_, false);
+    if (S == 4) {
+      linear("gemv unembed",
+             {{unemb_[1], h + TD, rows_from(qh_.q, 0), u + TD},
+              {unemb_[2], h + 2 * TD, rows_from(qh_.q, T), u + 2 * TD},
+              {unemb_[3], h + 3 * TD, rows_from(qh_.q, 2 * T), u + 3 * TD}},
+             T);
+    } else {
+      for (int s = 1; s < S; ++s)
+        linear("gemv unembed", {{unemb_[s], h + s * TD, rows_from(qh_.q, (s - 1) * T), u + s * TD}}, T);
+    }
+    with_ops([&](auto ops) {
+      launch("final_norm_kernel", final_norm_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, h, u, final_norm_,
+             xf_.get(), qxf_.q, T, D, S);
+    });
+    rec(Op::Unembed, -1, {S, T, D}, u);
+    rec(Op::FinalNorm, -1, {T, D}, xf_.get());
+    requantize(xf_.get(), D, T, qxf_, qxf_.q.lane_quantised());
+    const int rows = last_only ? 1 : T;
+    const float cap = cfg_.softcap > 0 ? float(cfg_.softcap) : 0.0f;
+    linear("gemv lm_head", {{E_, xf_.get(), qxf_.q, logits_.get()}}, rows, true, T - rows, cap);
+    rec(Op::Logits, -1, {rows, cfg_.vocab}, logits_.get());
+  }
+
+  // model.cc's forward, after the host has staged ids and positions.
+  void run(Seq& sq, int T, Phase ph, Recorder* recorder, bool last_only) {
+    const Rec rec{this, recorder, ph};
+    const int D = cfg_.hidden, S = cfg_.altup_streams;
+    embed(T);
+    rec(Op::Embed, -1, {T, D}, x0_.get());
+    per_layer_inputs_and_altup_project(T);
+    rec(Op::PerLayerInputs, -1, {T, cfg_.layers, cfg_.pl_dim}, pli_.get());
+    rec(Op::AltupIn, -1, {S, T, D}, h_.get());
+    for (int l = 0; l < cfg_.layers; ++l) decoder_layer(l, sq, T, rec);
+    final_logits(T, rec, last_only);
+  }
+
+  // ---- sequences -------------------------------------------------------------------
+
+  Seq& seq(int s) {
+    auto it = seqs_.find(s);
+    require(it != seqs_.end(), "cuda: no open sequence " + std::to_string(s));
+    return it->second;
+  }
+
+  int new_sequence() {
+    Seq& sq = seqs_[next_];
+    const size_t rows = kv_rows_, KVD = cfg_.kv_dim(), KVH = cfg_.kv_heads;
+    const int nbd = ceil_div(cfg_.head_dim, f_.bfp_block);
+    sq.dpos.resize(rows);
+    sq.k.resize(cfg_.layers);
+    sq.v.resize(cfg_.layers);
+    if (npu_) {
+      sq.kmant.resize(cfg_.layers);
+      sq.kexp.resize(cfg_.layers);
+      sq.kemax.resize(cfg_.layers);
+      sq.kpois.resize(cfg_.layers);
+    }
+    for (int l = 0; l < cfg_.layers; ++l) {
+      if (!cfg_.owns_kv(l)) continue;
+      sq.k[l].resize(rows * KVD);
+      sq.v[l].resize(rows * KVD);
+      if (npu_) {
+        sq.kmant[l].resize(rows * KVH * nbd * f_.bfp_block);
+        sq.kexp[l].resize(rows * KVH * nbd);
+        sq.kemax[l].resize(rows * KVH);
+        sq.kpois[l].resize(rows * KVH);
+      }
+    }
+    return next_++;
+  }
+
+  // Moves rows [n - recent, n) to [sinks, sinks + recent) of one array.
+  template <class T>
+  void keep_rows(DevBuf<T>& b, size_t row_elems, int64_t sinks, int64_t recent, int64_t n) {
+    if (!b.size()) return;
+    DevBuf<T> tmp(size_t(recent) * row_elems);
+    N3_CUDA(cudaMemcpyAsync(tmp.get(), b.get() + (n - recent) * row_elems, recent * row_elems * sizeof(T),
+                            cudaMemcpyDeviceToDevice, s_));
+    N3_CUDA(cudaMemcpyAsync(b.get() + sinks * row_elems, tmp.get(), recent * row_elems * sizeof(T),
+                            cudaMemcpyDeviceToDevice, s_));
+    N3_CUDA(cudaStreamSynchronize(s_));
+  }
+
+  void evict(int s, int64_t sinks, int64_t recent) {
+    Seq& sq = seq(s);
+    const int64_t n = sq.positions.size();
+    if (sinks + recent >= n) return;
+    const size_t KVD = cfg_.kv_dim(), KVH = cfg_.kv_heads;
+    const int nbd = ceil_div(cfg_.head_dim, f_.bfp_block);
+    for (int l = 0; l < cfg_.layers; ++l) {
+      if (!cfg_.owns_kv(l)) continue;
+      keep_rows(sq.k[l], KVD, sinks, recent, n);
+      keep_rows(sq.v[l], KVD, sinks, recent, n);
+      if (npu_) {
+        keep_rows(sq.kmant[l], KVH * nbd * f_.bfp_block, sinks, recent, n);
+        keep_rows(sq.kexp[l], KVH * nbd, sinks, recent, n);
+        keep_rows(sq.kemax[l], KVH, sinks, recent, n);
+        keep_rows(sq.kpois[l], KVH, sinks, recent, n);
+      }
+    }
+    sq.positions.erase(sq.positions.begin() + sinks, sq.positions.begin() + (n - recent));
+    std::copy(sq.positions.begin(), sq.positions.end(), pos_h_);
+    N3_CUDA(cudaMemcpyAsync(sq.dpos.get(), pos_h_, sq.positions.size() * 8, cudaMemcpyHostToDevice, s_));
+    N3_CUDA(cudaStreamSynchronize(s_));
+  }
+
+  void capture(Seq& sq) {
+    cudaGraph_t g = nullptr;
+    N3_CUDA(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
+    try {
+      run(sq, 1, Phase::Decode, nullptr, true);
+    } catch (...) {
+      cudaStreamEndCapture(s_, &g);
+      if (g) cudaGraphDestroy(g);
+      throw;
+    }
+    N3_CUDA(cudaStreamEndCapture(s_, &g));
+    if (sq.exec) cudaGraphExecDestroy(sq.exec);
+    sq.exec = nullptr;
+    const cudaError_t e = cudaGraphInstantiate(&sq.exec, g, 0);
+    cudaGraphDestroy(g);
+    N3_CUDA(e);
+    sq.graph_gen = gen_;
+  }
+
+  double gpu_s_ = 0;
+  std::map<std::string, std::pair<int, double>> prof_;  // kernel -> (launches, seconds)
+  int prof_steps_ = 0;
+
+  std::string profile_report() const {
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (const auto& [name, e] : prof_) {
+      total += e.second;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "  %-26s %6.1f launches %9.1f us %6.2f us each", name.c_str(),
+                    double(e.first) / std::max(prof_steps_, 1), 1e6 * e.second / std::max(prof_steps_, 1),
+                    1e6 * e.second / std::max(e.first, 1));
+      rows.push_back({e.second, buf});
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    char head[128];
+    std::snprintf(head, sizeof head, "per step (%d steps), kernels one at a time: %.1f us in all\n", prof_steps_,
+                  1e6 * total / std::max(prof_steps_, 1));
+    std::string out = head;
+    for (const auto& r : rows) out += r.second + "\n";
+    return out;
+  }
+
+  Tensor forward(int s, const std::vector<int32_t>& ids, Phase ph, Recorder* rec, bool last_only) {
+    Seq& sq = seq(s);
+    const int T = int(ids.size());
+    require(T > 0, "cuda: empty token chunk");
+    for (size_t i = 0; i < ids.size(); ++i)
+      require(ids[i] >= 0 && ids[i] < cfg_.vocab, "cuda: token id " + std::to_string(ids[i]) + " at index " +
+                                                      std::to_string(i) + " is out of range [0, " +
+                                                      std::to_string(cfg_.vocab) + ")");
+    const int64_t row0 = sq.positions.size();
+    require(row0 + T <= kv_rows_, "cuda: " + std::to_string(row0) + " + " + std::to_string(T) +
+                                      " tokens exceed the KV cache of kv.cap_tokens = " + std::to_string(kv_rows_) +
+                                      " rows");
+    ensure(T);
+    // Stage ids, step and the new positions (pinned buffers, async on the stream).
+    for (int t = 0; t < T; ++t) {
+      ids_h_[t] = ids[t];
+      pos_h_[t] = sq.pos + t;
+      sq.positions.push_back(sq.pos + t);
+    }
+    step_h_[0] = sq.pos;
+    step_h_[1] = row0;
+    N3_CUDA(cudaMemcpyAsync(ids_.get(), ids_h_, T * 4, cudaMemcpyHostToDevice, s_));
+    N3_CUDA(cudaMemcpyAsync(step_.get(), step_h_, 16, cudaMemcpyHostToDevice, s_));
+    N3_CUDA(cudaMemcpyAsync(sq.dpos.get() + row0, pos_h_, T * 8, cudaMemcpyHostToDevice, s_));
+    LaunchProfile& prof = launch_profile();
+    const bool graph = graphs_ && !rec && T == 1 && last_only && !prof.on;
+    int64_t need = 512;
+    while (need < row0 + T) need *= 2;
+    need = std::min(need, kv_rows_);
+    if (graph && (!sq.exec || sq.graph_gen != gen_ || sq.graph_bound < row0 + T)) {
+      attn_bound_ = int(need);
+      capture(sq);
+      sq.graph_bound = need;
+    } else if (!graph) {
+      attn_bound_ = int(need);
+    }
+    N3_CUDA(cudaEventRecord(ev0_, s_));
+    if (graph)
+      N3_CUDA(cudaGraphLaunch(sq.exec, s_));
+    else
+      run(sq, T, ph, rec, last_only);
+    N3_CUDA(cudaEventRecord(ev1_, s_));
+    sq.pos += T;
+    const int rows = last_only ? 1 : T;
+    const size_t n = size_t(rows) * cfg_.vocab;
+    if (logits_h_n_ < n) {
+      if (logits_h_) cudaFreeHost(logits_h_);
+      N3_CUDA(cudaMallocHost(&logits_h_, n * 4));
+      logits_h_n_ = n;
+    }
+    N3_CUDA(cudaMemcpyAsync(logits_h_, logits_.get(), n * 4, cudaMemcpyDeviceToHost, s_));
+    N3_CUDA(cudaStreamSynchronize(s_));
+    float ms = 0;
+    N3_CUDA(cudaEventElapsedTime(&ms, ev0_, ev1_));
+    gpu_s_ = ms * 1e-3;
+    if (prof.on) {
+      for (const auto& m : prof.marks) {
+        float k = 0;
+        N3_CUDA(cudaEventElapsedTime(&k, prof.pool[m.second], prof.pool[m.second + 1]));
+        auto& e = prof_[m.first];
+        e.first += 1;
+        e.second += k * 1e-3;
+      }
+      prof.marks.clear();
+      prof.used = 0;
+      ++prof_steps_;
+    }
+    return Tensor({rows, cfg_.vocab}, std::vector<float>(logits_h_, logits_h_ + n));
+  }
+};
+
+// ---- CudaModel ---------------------------------------------------------------------
+
+CudaModel::CudaModel(std::shared_ptr<const WeightSource> w, const std::string& numerics, const HwConfig& hw)
+    : p_(std::make_unique<Impl>(std::move(w), numerics, hw)) {}
+CudaModel::~CudaModel() = default;
+const ModelConfig& CudaModel::config() const { return p_->cfg_; }
+const char* CudaModel::numerics() const { return p_->npu_ ? "npu" : "reference"; }
+int CudaModel::new_sequence() { return p_->new_sequence(); }
+void CudaModel::free_sequence(int s) { p_->seqs_.erase(s); }
+Tensor CudaModel::forward(int s, const std::vector<int32_t>& ids, Phase ph, Recorder* rec, bool last_only) {
+  return p_->forward(s, ids, ph, rec, last_only);
+}
+int64_t CudaModel::position(int s) const { return p_->seq(s).pos; }
+int64_t CudaModel::cached(int s) const { return int64_t(p_->seq(s).positions.size()); }
+int64_t CudaModel::kv_capacity() const { return p_->kv_rows_; }
+void CudaModel::evict(int s, int64_t sinks, int64_t recent) { p_->evict(s, sinks, recent); }
+void CudaModel::use_graphs(bool on) { p_->graphs_ = on; }
+void CudaModel::profile_kernels(bool on) {
+  launch_profile().on = on;
+  p_->prof_.clear();
+  p_->prof_steps_ = 0;
+}
+std::string CudaModel::kernel_profile() const { return p_->profile_report(); }
+double CudaModel::last_gpu_seconds() const { return p_->gpu_s_; }
+size_t CudaModel::weight_bytes() const { return p_->wbytes_; }
+
+// ---- device queries ------------------------------------------------------------------
+
+std::string cuda_problem() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")";
+  }
+  if (n == 0) return "no CUDA device on this machine";
+  cudaDeviceProp p;
+  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "cannot query CUDA device 0";
+  if (p.major < 9)
+    return std::string("this build targets sm_90 (H100/H200); device 0 is ") + p.name + " (sm_" +
+           std::to_string(p.major) + std::to_string(p.minor) + ")";
+  return "";
+}
+
+std::string cuda_device_name() {
+  cudaDeviceProp p;
+  N3_CUDA(cudaGetDeviceProperties(&p, 0));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " (sm_%d%d, %.1f GiB)", p.major, p.minor, p.totalGlobalMem / 1073741824.0);
+  return p.name + std::string(buf);
+}
+
+double copy_bandwidth(size_t bytes) {
+  DevBuf<uint8_t> a(bytes), b(bytes);
+  N3_CUDA(cudaMemset(a.get(), 1, bytes));
+  cudaEvent_t e0, e1;
+  N3_CUDA(cudaEventCreate(&e0));
+  N3_CUDA(cudaEventCreate(&e1));
+  N3_CUDA(cudaMemcpy(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice));  // warm
+  const int reps = 10;
+  N3_CUDA(cudaEventRecord(e0));
+  for (int i = 0; i < reps; ++i) N3_CUDA(cudaMemcpy(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice));
+  N3_CUDA(cudaEventRecord(e1));
+  N3_CUDA(cudaEventSynchronize(e1));
+  float ms = 0;
+  N3_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return 2.0 * double(bytes) * reps / (ms * 1e-3);
+}
+
+}  // namespace n3::gpu
