@@ -8,59 +8,21 @@
 //                   per-layer-input row, and the KV window of every layer;
 //   roofline      = min(DDR peak x efficiency, HP ports x width x AXI clock);
 //   compute bound = GEMV MACs/token over gemv_cores x gemv_macs_per_clk x clock.
-// The timing-only simulation of a compiled decode program
-// (n3 sim --backend systemc --model M --timing-only) refines this once the
-// compiler produces whole-model programs.
+// The formulas live in sim/systemc/timing.cc (timing::decode_traffic), shared
+// with bench/systemc_e4b_timing.cc; the timing-only simulation of the
+// compiled decode program (n3 sim --backend systemc --model M --timing-only)
+// refines this with every instruction's overheads.
 #include <algorithm>
 #include <cstdio>
 
 #include "golden/error.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
-#include "golden/weight_names.h"
 #include "golden/tensor.h"
 #include "host_driver/cli_util.h"
 #include "sim/systemc/timing.h"
 
 namespace n3::cli {
-
-namespace {
-
-struct Traffic {
-  double weight_bytes = 0, kv_bytes = 0, macs = 0;
-};
-
-Traffic decode_traffic(const ModelConfig& c, int64_t context, double kv_elem_bytes) {
-  Traffic t;
-  for (const WeightSpec& w : weight_specs(c)) {
-    const double n = double(numel(w.shape));
-    const double rows = w.shape.size() == 2 ? double(w.shape[0]) : 1.0;
-    const double cols = w.shape.size() == 2 ? double(w.shape[1]) : n;
-    if (w.kind == WeightKind::Vector) {
-      t.weight_bytes += n * 4;
-    } else if (w.kind == WeightKind::FloatMatrix) {
-      t.weight_bytes += n * 4;
-      t.macs += n;
-    } else if (w.is_embedding) {
-      t.weight_bytes += cols / 2 + 4;  // the looked-up row
-      if (rows == c.vocab && cols == c.hidden) {  // tied LM head: every row
-        t.weight_bytes += n / 2 + rows * 4;
-        t.macs += n;
-      }
-    } else {
-      t.weight_bytes += n / 2 + rows * 4;
-      t.macs += n;
-    }
-  }
-  for (int l = 0; l < c.layers; ++l) {
-    const int64_t window = c.is_global(l) ? context : std::min<int64_t>(context, c.sliding_window);
-    t.kv_bytes += 2.0 * double(window) * double(c.kv_dim()) * kv_elem_bytes;  // K and V
-    t.macs += 2.0 * double(window) * double(c.q_dim());                      // q.k and p.v
-  }
-  return t;
-}
-
-}  // namespace
 
 int cmd_estimate(const Args& a) {
   po::options_description d("n3 estimate options");
@@ -77,7 +39,7 @@ int cmd_estimate(const Args& a) {
   const timing::Params p = timing::load_params(hwc);
   const num::Formats f = numerics_formats(hwc);
   const double kv_bytes = f.kv == num::KvFmt::INT8 ? 1.0 : 2.0;
-  const Traffic t = decode_traffic(c, context, kv_bytes);
+  const timing::DecodeTraffic t = timing::decode_traffic(c, context, kv_bytes);
   const double bytes = t.weight_bytes + t.kv_bytes;
   const double bw = p.ddr_bytes_per_s(p.hp_ports);
   const double roof = bw / bytes;

@@ -1,8 +1,8 @@
 // n3 sim: runs a program on a simulator backend (brief/cli-contract.md).
 //   n3 sim --backend func --program P [--hw H.yaml] --mem-in IMG [--mem-out IMG] [--trace-insn]
 //   n3 sim --backend systemc --program P ... [--timing-only] [--trace T.json] [--stats S.json]
-// The model form (--model ...) compiles Gemma 3n first; it arrives with the
-// compiler. docs/sim.md describes the state, traps, trace and images;
+// The model form (--model ...) compiles Gemma 3n first: cmd_sim_model.cc.
+// docs/sim.md describes the state, traps, trace and images;
 // docs/timing.md the SystemC backend.
 #include <cstdio>
 #include <cstdlib>
@@ -60,8 +60,10 @@ sim::Capacities capacities(const HwConfig& hw) {
   return c;
 }
 
-std::string stats_text(const sim::FuncSim& s) {
-  const sim::Stats& st = s.stats();
+}  // namespace
+
+// The functional core's counts as JSON (also the model form's "counts").
+std::string counts_json(const sim::Stats& st) {
   nlohmann::ordered_json j;
   j["fetched"] = st.fetched;
   for (int e = 0; e < isa::kNumEngines; ++e) j["instructions"][isa::name_of(static_cast<isa::Engine>(e))] = st.insns[e];
@@ -74,8 +76,6 @@ std::string stats_text(const sim::FuncSim& s) {
   j["sfu_elements"] = st.sfu_elems;
   return j.dump(1) + "\n";
 }
-
-}  // namespace
 
 int cmd_sim_model(const Args& a);  // cmd_sim_model.cc: the model form
 
@@ -98,7 +98,7 @@ int cmd_sim(const Args& a) {
       "no-hazard-check", "do not check that tokens order conflicting accesses")(
       "max-steps", po::value(&max_steps)->default_value(4000000000ull), "trap after fetching this many instructions")(
       "stats", po::value(&stats), "write instruction, byte and MAC counts as JSON")(
-      "model", po::value(&model), "model form: compile and run Gemma 3n (needs the compiler)")(
+      "model", po::value(&model), "model form: compile and run Gemma 3n (see n3 sim --model x --help)")(
       "ids", po::value<std::string>(), "model form: prompt ids")("feed", po::value<std::string>(), "model form")(
       "timing-only", "systemc: timing without arithmetic (same cycles; memory and dumps are not computed)")(
       "trace", po::value(&trace), "systemc: Chrome/Perfetto trace JSON, one track per unit")(
@@ -109,9 +109,7 @@ int cmd_sim(const Args& a) {
                   "       [--timing-only] [--trace T.json [--trace-aggregate]] [--stats S.json] (systemc)"))
     return kExitOk;
   require(backend == "func" || backend == "systemc", "--backend must be func or systemc (is '" + backend + "')");
-  if (!model.empty() || vm.count("ids"))
-    throw Error("n3 sim --model: the model form needs the compiler (issue 5), which is not available yet; "
-                "run an ISA program with --program P --mem-in IMG");
+  require(!vm.count("ids") && !vm.count("feed"), "--ids and --feed belong to the model form: give --model M");
   require(!program.empty(), "n3 sim: give --program P (or the model form, --model M)");
   const bool timing_only = vm.count("timing-only") > 0;
   const bool systemc = backend == "systemc";
@@ -147,7 +145,7 @@ int cmd_sim(const Args& a) {
     if (!trace.empty()) write_file_atomic(trace, sc::trace_json(rep, prog, vm.count("trace-aggregate") > 0));
     if (!stats.empty()) {
       nlohmann::ordered_json j = nlohmann::ordered_json::parse(sc::stats_json(rep, prog, timing_only));
-      j["counts"] = nlohmann::ordered_json::parse(stats_text(s));
+      j["counts"] = nlohmann::ordered_json::parse(counts_json(s.stats()));
       write_file_atomic(stats, j.dump(1) + "\n");
       stats.clear();
     }
@@ -169,7 +167,7 @@ int cmd_sim(const Args& a) {
     prepare_output_dir(dump, force);
     sim::write_dump(dump, s.captures(), {{"backend", backend}, {"program", program}, {"hw", hwc.name}});
   }
-  if (!stats.empty()) write_file_atomic(stats, stats_text(s));
+  if (!stats.empty()) write_file_atomic(stats, counts_json(s.stats()));
   const sim::Stats& st = s.stats();
   std::fprintf(stderr, "n3 sim: %llu instructions fetched (CTL %llu, DMA %llu, GEMV %llu, GEMM %llu, SFU %llu), "
                        "%llu MACs, hazard check %s\n",

@@ -1,65 +1,170 @@
 // The model form of n3 sim (brief/cli-contract.md):
-//   n3 sim --backend func --model M [--hw H.yaml] --ids P.npy [--feed F.npy] --dump DIR [--chunk N]
+//   n3 sim --backend func|systemc --model M [--hw H.yaml] --ids P.npy [--feed F.npy] --dump DIR [--chunk N]
+//   n3 sim --backend systemc --model M ... [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]]
 // Compiles Gemma 3n for the hardware file (compiler/), runs the prefill in
 // chunks of N (default: the largest that fits L2) and one decode program per
-// --feed id on the functional simulator, and writes the tensors the programs
-// materialise under the golden model's names.
+// --feed id, and writes the tensors the programs materialise under the golden
+// model's names. With --backend systemc every program runs through the
+// SystemC timing model (docs/timing.md), whose statistics and trace sum over
+// the whole run; --timing-only needs no weights (M may be a model YAML).
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "golden/dump.h"
 #include "golden/error.h"
 #include "golden/file_util.h"
 #include "golden/hw_config.h"
+#include "golden/model_config.h"
 #include "golden/npy.h"
 #include "host_driver/cli_util.h"
 #include "host_driver/device_func.h"
+#include "host_driver/device_systemc.h"
 #include "host_driver/numerics_select.h"
 
 namespace n3::cli {
 
+namespace {
+
+bool is_yaml(const std::string& p) {
+  auto ends = [&](const char* s) {
+    const std::string e(s);
+    return p.size() > e.size() && p.compare(p.size() - e.size(), e.size(), e) == 0;
+  };
+  return ends(".yaml") || ends(".yml");
+}
+
+// Prints a progress line to stderr at most every 2 s of wall time.
+class Progress {
+ public:
+  void step(const char* what, size_t done, size_t total, double sim_cycles) {
+    const auto t = std::chrono::steady_clock::now();
+    if (t - last_ < std::chrono::seconds(2)) return;
+    last_ = t;
+    if (sim_cycles >= 0)
+      std::fprintf(stderr, "n3 sim: %s %zu/%zu, %.0f cycles simulated\n", what, done, total, sim_cycles);
+    else
+      std::fprintf(stderr, "n3 sim: %s %zu/%zu\n", what, done, total);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+std::string counts_json(const sim::Stats& st);  // cmd_sim.cc
+
 int cmd_sim_model(const Args& a) {
   po::options_description d("n3 sim (model form) options");
-  std::string backend, model, hw, ids_path, feed_path, dump;
+  std::string backend, model, hw, ids_path, feed_path, dump, stats, trace;
   int chunk = 0;
-  d.add_options()("backend", po::value(&backend)->required(), "func")(
-      "model", po::value(&model)->required(), "checkpoint dir or .n3w file")(
+  d.add_options()("backend", po::value(&backend)->required(), "func | systemc")(
+      "model", po::value(&model)->required(), "checkpoint dir or .n3w file (--timing-only: also a model YAML)")(
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file")(
       "ids", po::value(&ids_path)->required(), "prompt token ids (.npy)")(
       "feed", po::value(&feed_path), "ids fed one by one as decode steps")(
-      "dump", po::value(&dump)->required(), "output dump directory")(
+      "dump", po::value(&dump), "output dump directory (required unless --timing-only)")(
       "force", "overwrite a non-empty dump directory")(
       "dump-all", "capture every operator output the programs materialise, not only logits and layers")(
-      "chunk", po::value(&chunk)->default_value(0), "prefill chunk (0: the largest that fits L2)");
+      "chunk", po::value(&chunk)->default_value(0), "prefill chunk (0: the largest that fits L2)")(
+      "timing-only", "systemc: timing without weights or arithmetic (same cycles; no dump)")(
+      "stats", po::value(&stats), "systemc: statistics JSON summed over every program run")(
+      "trace", po::value(&trace), "systemc: Chrome/Perfetto trace JSON, one track per unit")(
+      "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace");
   po::variables_map vm;
   if (!parse_args("sim", a, d, {}, vm,
-                  "n3 sim --backend func --model M [--hw H.yaml] --ids P.npy [--feed F.npy] --dump DIR [--chunk N]"))
+                  "n3 sim --backend func|systemc --model M [--hw H.yaml] --ids P.npy [--feed F.npy] --dump DIR [--chunk N]\n"
+                  "       [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]] (systemc)"))
     return kExitOk;
-  require(backend == "func", "n3 sim --model: only --backend func runs the compiled model (is '" + backend + "')");
+  require(backend == "func" || backend == "systemc", "--backend must be func or systemc (is '" + backend + "')");
   require(chunk >= 0, "--chunk must be >= 0");
+  const bool systemc = backend == "systemc";
+  const bool timing_only = vm.count("timing-only") > 0;
+  const bool dump_all = vm.count("dump-all") > 0;
+  require(systemc || (!timing_only && stats.empty() && trace.empty() && !vm.count("trace-aggregate")),
+          "--timing-only, --stats, --trace and --trace-aggregate of the model form need --backend systemc");
+  require(!timing_only || (dump.empty() && !dump_all), "--dump needs the data: drop --timing-only");
+  require(timing_only || !dump.empty(), "n3 sim --model: give --dump DIR (or --timing-only)");
+  require(timing_only || !is_yaml(model), "n3 sim --model " + model + ": a model YAML has no weights; add --timing-only");
+  require(!vm.count("trace-aggregate") || !trace.empty(), "--trace-aggregate needs --trace T.json");
+#ifndef N3_HAVE_SYSTEMC
+  require(!systemc, "--backend systemc: this n3 was built without SystemC (pkg-config systemc not found)");
+#endif
   const bool force = vm.count("force") > 0;
-  if (file_exists(dump) && !force) prepare_output_dir(dump, false);
+  if (!dump.empty() && file_exists(dump) && !force) prepare_output_dir(dump, false);
   const HwConfig hwc = load_hw_config(hw);
-  DumpCollector rec(vm.count("dump-all") > 0);
-  rec.set_meta("backend", "func");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<FuncModel> fm;
+  if (timing_only)
+    fm = std::make_unique<FuncModel>(is_yaml(model) ? load_model_config(model) : open_weights_for(model, "npu")->config(),
+                                     hwc, chunk);
+  else
+    fm = std::make_unique<FuncModel>(open_weights_for(model, "npu"), hwc, chunk, dump_all);
+  const std::vector<int32_t> ids = read_ids(ids_path, fm->config().vocab);
+  std::vector<int32_t> feed;
+  if (!feed_path.empty()) feed = read_ids(feed_path, fm->config().vocab);
+  require(!ids.empty(), "--ids " + ids_path + ": no prompt ids");
+
+#ifdef N3_HAVE_SYSTEMC
+  std::unique_ptr<SystemcRunner> run;
+  if (systemc) {
+    const sc::TraceMode keep = trace.empty()                 ? sc::TraceMode::None
+                               : vm.count("trace-aggregate") ? sc::TraceMode::Aggregate
+                                                             : sc::TraceMode::Plain;
+    run = std::make_unique<SystemcRunner>(hwc, keep, !stats.empty(), true);
+    fm->set_runner(run->runner());
+  }
+  auto cycles = [&]() { return run ? run->totals().cycles(run->totals().total_ps) : -1.0; };
+#else
+  auto cycles = []() { return -1.0; };
+#endif
+
+  DumpCollector rec(dump_all);
+  rec.set_meta("backend", backend);
   rec.set_meta("numerics", "npu");
   rec.set_meta("model", model);
   rec.set_meta("hw", hwc.name);
-  const auto t0 = std::chrono::steady_clock::now();
-  FuncModel fm(open_weights_for(model, "npu"), hwc, chunk, vm.count("dump-all") > 0);
-  const std::vector<int32_t> ids = read_ids(ids_path, fm.config().vocab);
-  std::vector<int32_t> feed;
-  if (!feed_path.empty()) feed = read_ids(feed_path, fm.config().vocab);
-  const size_t step = size_t(fm.max_chunk());
-  for (size_t b = 0; b < ids.size(); b += step)
-    fm.forward(std::vector<int32_t>(ids.begin() + long(b), ids.begin() + long(std::min(ids.size(), b + step))),
-               Phase::Prefill, &rec);
-  for (int32_t id : feed) fm.forward({id}, Phase::Decode, &rec);
-  prepare_output_dir(dump, force);
-  rec.write(dump);
+  Recorder* r = timing_only ? nullptr : &rec;
+  Progress progress;
+  const size_t step = size_t(fm->max_chunk());
+  const size_t chunks = (ids.size() + step - 1) / step;
+#ifdef N3_HAVE_SYSTEMC
+  if (run) run->set_label("prefill");
+#endif
+  for (size_t b = 0; b < ids.size(); b += step) {
+    fm->forward(std::vector<int32_t>(ids.begin() + long(b), ids.begin() + long(std::min(ids.size(), b + step))),
+                Phase::Prefill, r);
+    progress.step("prefill chunk", b / step + 1, chunks, cycles());
+  }
+#ifdef N3_HAVE_SYSTEMC
+  if (run) run->set_label("decode");
+#endif
+  for (size_t i = 0; i < feed.size(); ++i) {
+    fm->forward({feed[i]}, Phase::Decode, r);
+    progress.step("decode step", i + 1, feed.size(), cycles());
+  }
+
+  // Outputs only after every program ran: a failure leaves none behind.
+#ifdef N3_HAVE_SYSTEMC
+  if (run) {
+    if (!trace.empty()) write_file_atomic(trace, sc::trace_json(run->totals(), vm.count("trace-aggregate") > 0));
+    if (!stats.empty()) {
+      nlohmann::ordered_json j = nlohmann::ordered_json::parse(sc::stats_json(run->totals(), timing_only));
+      j["counts"] = nlohmann::ordered_json::parse(counts_json(run->counts()));
+      write_file_atomic(stats, j.dump(1) + "\n");
+    }
+    std::fprintf(stderr, "%s\n", sc::summary_line(run->totals()).c_str());
+  }
+#endif
+  if (!dump.empty()) {
+    prepare_output_dir(dump, force);
+    rec.write(dump);
+  }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "n3 sim: compiled and ran %zu prompt tokens (chunk %d) and %zu decode steps in %.2f s; dump in %s\n",
-               ids.size(), fm.max_chunk(), feed.size(), s, dump.c_str());
+  std::fprintf(stderr, "n3 sim: compiled and ran %zu prompt tokens (chunk %d) and %zu decode steps on %s%s in %.2f s%s%s\n",
+               ids.size(), fm->max_chunk(), feed.size(), backend.c_str(), timing_only ? " (timing only)" : "", s,
+               dump.empty() ? "" : "; dump in ", dump.c_str());
   return kExitOk;
 }
 

@@ -3,6 +3,7 @@
 #include "golden/error.h"
 #include "host_driver/device_func.h"
 #include "host_driver/device_golden.h"
+#include "host_driver/device_systemc.h"
 #ifdef N3_HAVE_CUDA
 #include "gpu_reference/device_cuda.h"
 #endif
@@ -24,8 +25,7 @@ int64_t Device::kv_sinks() const { return hw().has("kv.sink_tokens") ? hw().inte
 std::unique_ptr<Device> open_device(const std::string& backend, const DeviceOptions& opt) {
   if (backend == "golden") return make_golden_device(opt);
   if (backend == "func") return make_func_device(opt);
-  if (backend == "systemc")
-    throw Error("backend '" + backend + "' is not available yet: it needs the compiler (issue 5)");
+  if (backend == "systemc") return make_systemc_device(opt);
   if (backend == "cuda") {
 #ifdef N3_HAVE_CUDA
     return make_cuda_device(opt);

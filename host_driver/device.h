@@ -1,5 +1,5 @@
-// The device API: one interface over every backend (golden now; func,
-// systemc and cuda register as their parts land). The host loop, the tests
+// The device API: one interface over every backend (golden, func, systemc,
+// cuda). The host loop, the tests
 // and the demo talk to a Device and never to a backend directly (VTA's
 // driver.h idea). Every call that runs the model reports its timing.
 #pragma once

@@ -1,6 +1,7 @@
 #include "host_driver/device_func.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "golden/dump_ops.h"
@@ -55,6 +56,17 @@ comp::HwLimits hw_limits(const HwConfig& hw) {
 
 FuncModel::FuncModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, int max_chunk, bool dump_all)
     : w_(std::move(w)), cfg_(w_->config()), f_(numerics_formats(hw)), hw_(hw_limits(hw)), dump_all_(dump_all) {
+  plan(max_chunk);
+  sim::SpaceMemory& ddr = mem_->space(isa::Space::DDR);
+  comp::write_weights(lay_, *w_, cfg_, [&](uint64_t a, const void* p, uint64_t n) { ddr.write(a, p, n); });
+}
+
+FuncModel::FuncModel(const ModelConfig& cfg, const HwConfig& hw, int max_chunk)
+    : cfg_(cfg), f_(numerics_formats(hw)), hw_(hw_limits(hw)), dump_all_(false) {
+  plan(max_chunk);
+}
+
+void FuncModel::plan(int max_chunk) {
   const int fit = comp::largest_chunk(cfg_, f_, hw_);
   require(max_chunk <= fit, "func: chunk " + std::to_string(max_chunk) + " does not fit L2 (largest " +
                                 std::to_string(fit) + ")");
@@ -63,11 +75,16 @@ FuncModel::FuncModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, 
                                        " bytes, more than the hardware's " + std::to_string(hw_.ddr));
   sim::Capacities caps{hw_.ddr, hw_.l2, hw_.wbuf};
   mem_ = std::make_unique<sim::Memory>(caps);
-  sim::SpaceMemory& ddr = mem_->space(isa::Space::DDR);
-  comp::write_weights(lay_, *w_, cfg_, [&](uint64_t a, const void* p, uint64_t n) { ddr.write(a, p, n); });
 }
 
 FuncModel::~FuncModel() = default;
+
+void FuncModel::seek(int64_t pos) {
+  require(timing_only(), "func: only a timing-only model may seek (a real one needs the KV contents)");
+  require(pos >= 0 && pos < hw_.kv_cap, "func: position " + std::to_string(pos) + " outside the KV cap of " +
+                                            std::to_string(hw_.kv_cap) + " tokens");
+  pos_ = pos;
+}
 
 const comp::Compiled& FuncModel::program(int T) {
   auto it = progs_.find(T);
@@ -88,6 +105,7 @@ Tensor FuncModel::forward(const std::vector<int32_t>& ids, Phase ph, Recorder* r
   sim::SimOptions opt;
   opt.formats = f_;
   opt.caps = {hw_.ddr, hw_.l2, hw_.wbuf};
+  opt.effects = !timing_only();
   sim::FuncSim s(c.program, opt);
   std::swap(s.memory(), *mem_);
   struct Restore {
@@ -104,11 +122,16 @@ Tensor FuncModel::forward(const std::vector<int32_t>& ids, Phase ph, Recorder* r
     in[size_t(4 + lay_.max_chunk + t)] = ids[size_t(t)];
   }
   ddr.write(lay_.input, in.data(), in.size() * 4);
-  s.run();
+  if (runner_) {
+    last_sim_ps_ = runner_(s, c);
+  } else {
+    s.run();
+    last_sim_ps_ = -1;
+  }
   Tensor logits({T, cfg_.vocab});
   ddr.read(lay_.logits, logits.ptr(), uint64_t(T * cfg_.vocab) * 4);
   pos_ += T;
-  if (rec)
+  if (rec && !timing_only())
     for (const sim::Capture& cap : s.captures()) {
       Op op;
       int layer;
@@ -121,18 +144,23 @@ Tensor FuncModel::forward(const std::vector<int32_t>& ids, Phase ph, Recorder* r
 
 namespace {
 
-// One sequence at a time: the DDR image holds one set of KV rings.
+// One sequence at a time: the DDR image holds one set of KV rings. The
+// backend name prefixes its messages; the runner decides which simulator
+// executes the programs (func: the functional simulator; systemc: the timing
+// model, whose simulated time last_timing() reports).
 class FuncDevice : public Device {
  public:
-  explicit FuncDevice(const DeviceOptions& opt) : hw_(load_hw_config(opt.hw_path)) {
-    require(opt.numerics == "npu", "backend func: only --numerics npu (the NPU's arithmetic)");
+  FuncDevice(const DeviceOptions& opt, std::string backend, FuncModel::Runner runner)
+      : hw_(load_hw_config(opt.hw_path)), backend_(std::move(backend)) {
+    require(opt.numerics == "npu", "backend " + backend_ + ": only --numerics npu (the NPU's arithmetic)");
     model_ = std::make_unique<FuncModel>(open_weights_for(opt.model, "npu"), hw_, 0, false);
+    if (runner) model_->set_runner(std::move(runner));
   }
-  std::string backend() const override { return "func"; }
+  std::string backend() const override { return backend_; }
   const ModelConfig& config() const override { return model_->config(); }
   const HwConfig& hw() const override { return hw_; }
   int open_sequence() override {
-    require(open_ < 0, "backend func: one sequence at a time (the DDR image holds one KV ring set)");
+    require(open_ < 0, "backend " + backend_ + ": one sequence at a time (the DDR image holds one KV ring set)");
     model_->reset();
     open_ = next_++;
     return open_;
@@ -145,24 +173,26 @@ class FuncDevice : public Device {
     const auto t0 = std::chrono::steady_clock::now();
     Tensor last;
     const size_t step = size_t(model_->max_chunk());
+    double sim_ps = 0;
     for (size_t b = 0; b < ids.size(); b += step) {
       std::vector<int32_t> part(ids.begin() + long(b), ids.begin() + long(std::min(ids.size(), b + step)));
       last = model_->forward(part, Phase::Prefill, rec);
+      sim_ps += model_->last_sim_ps();
     }
     Logits out;
     const int64_t V = config().vocab;
     out.values = Tensor({1, V});
     std::memcpy(out.values.ptr(), last.row(last.shape[0] - 1), size_t(V) * 4);
-    done(t0, int64_t(ids.size()));
+    done(t0, int64_t(ids.size()), sim_ps);
     return out;
   }
   Logits decode(const std::vector<int>& seqs, const std::vector<int32_t>& ids, Recorder* rec) override {
-    require(seqs.size() == 1 && ids.size() == 1, "backend func: decode one sequence at a time");
+    require(seqs.size() == 1 && ids.size() == 1, "backend " + backend_ + ": decode one sequence at a time");
     check(seqs[0]);
     const auto t0 = std::chrono::steady_clock::now();
     Logits out;
     out.values = model_->forward(ids, Phase::Decode, rec);
-    done(t0, 1);
+    done(t0, 1, model_->last_sim_ps());
     return out;
   }
   int64_t position(int s) const override { return s == open_ ? model_->position() : 0; }
@@ -170,12 +200,17 @@ class FuncDevice : public Device {
   const StepTiming& last_timing() const override { return timing_; }
 
  private:
-  void check(int s) const { require(s == open_, "backend func: unknown sequence " + std::to_string(s)); }
-  void done(std::chrono::steady_clock::time_point t0, int64_t n) {
+  void check(int s) const { require(s == open_, "backend " + backend_ + ": unknown sequence " + std::to_string(s)); }
+  void done(std::chrono::steady_clock::time_point t0, int64_t n, double sim_ps) {
     timing_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     timing_.tokens = n;
+    if (model_->last_sim_ps() >= 0) {
+      timing_.sim_seconds = sim_ps * 1e-12;
+      timing_.sim_cycles = int64_t(std::llround(sim_ps * 1e-6 * hw_.num("clocks.core_mhz")));
+    }
   }
   HwConfig hw_;
+  std::string backend_;
   std::unique_ptr<FuncModel> model_;
   int open_ = -1, next_ = 0;
   StepTiming timing_;
@@ -183,6 +218,13 @@ class FuncDevice : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_func_device(const DeviceOptions& opt) { return std::make_unique<FuncDevice>(opt); }
+std::unique_ptr<Device> make_func_device(const DeviceOptions& opt) {
+  return std::make_unique<FuncDevice>(opt, "func", nullptr);
+}
+
+std::unique_ptr<Device> make_compiled_device(const DeviceOptions& opt, const std::string& backend,
+                                             FuncModel::Runner runner) {
+  return std::make_unique<FuncDevice>(opt, backend, std::move(runner));
+}
 
 }  // namespace n3

@@ -4,6 +4,7 @@
 // writes the run-time inputs, runs, and records the captured tensors under
 // the golden model's names (golden/dump_ops.h).
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "golden/hw_config.h"
 #include "golden/weights.h"
 #include "host_driver/device.h"
+#include "sim/func_sim.h"
 #include "sim/memory.h"
 
 namespace n3 {
@@ -23,18 +25,35 @@ comp::HwLimits hw_limits(const HwConfig& hw);
 
 class FuncModel {
  public:
+  // Runs one compiled program on a simulator whose memory holds the image
+  // and the inputs; returns the simulated time in ps (negative: the backend
+  // simulates no time). The default is the functional simulator's run().
+  using Runner = std::function<double(sim::FuncSim&, const comp::Compiled&)>;
+
   // max_chunk 0: the largest chunk that fits L2.
   FuncModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, int max_chunk, bool dump_all);
+  // Timing-only: shapes and the memory plan without weights; the engines skip
+  // their arithmetic (SimOptions::effects = false), so logits and captures
+  // are not computed, but every instruction's operands, hence its timing, are
+  // those of the full run.
+  FuncModel(const ModelConfig& cfg, const HwConfig& hw, int max_chunk);
   ~FuncModel();
+  void set_runner(Runner r) { runner_ = std::move(r); }
+  bool timing_only() const { return !w_; }
   const ModelConfig& config() const { return cfg_; }
   int max_chunk() const { return lay_.max_chunk; }
   // One forward over ids at the current position (T <= max_chunk); returns [T, V] logits.
   Tensor forward(const std::vector<int32_t>& ids, Phase ph, Recorder* rec);
   int64_t position() const { return pos_; }
   void reset() { pos_ = 0; }
+  // Timing-only runs may start at any position (no KV contents to keep
+  // consistent): a decode step at context N without prefilling N tokens.
+  void seek(int64_t pos);
   const comp::Compiled& program(int T);
+  double last_sim_ps() const { return last_sim_ps_; }
 
  private:
+  void plan(int max_chunk);
   std::shared_ptr<const WeightSource> w_;
   ModelConfig cfg_;
   num::Formats f_;
@@ -44,8 +63,14 @@ class FuncModel {
   std::unique_ptr<sim::Memory> mem_;
   std::map<int, comp::Compiled> progs_;
   int64_t pos_ = 0;
+  Runner runner_;
+  double last_sim_ps_ = -1;
 };
 
 std::unique_ptr<Device> make_func_device(const DeviceOptions& opt);
+// The compiled model behind the Device API on the runner a backend supplies
+// (`systemc`: the SystemC timing model); last_timing() carries its simulated time.
+std::unique_ptr<Device> make_compiled_device(const DeviceOptions& opt, const std::string& backend,
+                                             FuncModel::Runner runner);
 
 }  // namespace n3

@@ -1,5 +1,6 @@
 #include "sim/systemc/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -38,7 +39,141 @@ std::pair<std::string, std::string> split_layer(const std::string& n) {
 
 }  // namespace
 
+namespace {
+// Everything but the slices (which need the program to be named).
+void add_counts(Totals& t, const Report& r, const std::string& label) {
+  t.params = r.params;
+  if (t.units.empty()) {
+    for (const UnitReport& u : r.units) t.units.push_back({u.name, 0, 0, {}});
+    t.open.assign(r.units.size(), -1);
+  }
+  for (size_t i = 0; i < r.units.size(); ++i) {
+    UnitReport& u = t.units[i];
+    u.instructions += r.units[i].instructions;
+    u.busy_ps += r.units[i].busy_ps;
+    for (const auto& [k, v] : r.units[i].stall_ps) {
+      auto it = std::find_if(u.stall_ps.begin(), u.stall_ps.end(), [&](const auto& e) { return e.first == k; });
+      if (it == u.stall_ps.end()) u.stall_ps.push_back({k, v});
+      else it->second += v;
+    }
+  }
+  for (UnitReport& u : t.units) std::sort(u.stall_ps.begin(), u.stall_ps.end());
+  if (t.hp_port_bytes.size() < r.hp_port_bytes.size()) t.hp_port_bytes.resize(r.hp_port_bytes.size(), 0);
+  for (size_t i = 0; i < r.hp_port_bytes.size(); ++i) t.hp_port_bytes[i] += r.hp_port_bytes[i];
+  t.ddr_read += r.ddr_read;
+  t.ddr_written += r.ddr_written;
+  t.l2_bytes += r.l2_bytes;
+  t.macs += r.macs;
+  t.sfu_work += r.sfu_work;
+  t.ddr_busy_ps += r.ddr_busy_ps;
+  t.total_ps += r.total_ps;
+  t.runs.push_back({label, r.total_ps});
+}
+}  // namespace
+
+std::vector<std::string> sections_from_asm(const std::string& text, size_t instructions) {
+  std::vector<std::string> out;
+  std::string section;
+  int layer = -1;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(at, end - at);
+    at = end + 1;
+    const size_t semi = line.find(';');
+    if (semi != std::string::npos) {
+      std::string c = line.substr(semi + 1);
+      c.erase(0, c.find_first_not_of(' '));
+      int n = -1;
+      char rest = 0;
+      if (std::sscanf(c.c_str(), "layer %d%c", &n, &rest) >= 1 && n >= 0 && (rest == 0 || rest == ' ')) {
+        layer = n;
+        section.clear();
+      } else if (!c.empty() && line.find_first_not_of(' ') == semi) {
+        section = c.substr(0, c.find_first_of(":,"));
+        if (section.rfind("unembed", 0) == 0) layer = -1;  // the model's tail follows the last layer
+      }
+      line.resize(semi);
+    }
+    // Strip leading "name:" labels; what is left (not a directive) is one instruction.
+    size_t p = line.find_first_not_of(" \t");
+    while (p != std::string::npos) {
+      const size_t sp = line.find_first_of(" \t", p);
+      const std::string tok = line.substr(p, sp == std::string::npos ? std::string::npos : sp - p);
+      if (tok.size() < 2 || tok.back() != ':') break;
+      p = sp == std::string::npos ? sp : line.find_first_not_of(" \t", sp);
+    }
+    if (p == std::string::npos || line[p] == '.') continue;
+    std::string name = section.empty() ? "-" : section;
+    out.push_back(layer >= 0 ? "layers." + std::to_string(layer) + "." + name : name);
+  }
+  if (out.size() != instructions) out.clear();
+  return out;
+}
+
+void add_run(Totals& t, const Report& r, const isa::Program& prog, TraceMode mode, const std::string& label,
+             const std::vector<std::string>* sections) {
+  const double base = t.total_ps;
+  add_counts(t, r, label);
+  const bool by_section = sections && sections->size() == prog.code.size();
+  // The operator an instruction belongs to (layer prefix included).
+  auto key_of = [&](uint32_t pc) {
+    if (by_section) return (*sections)[pc] + " " + mnemonic_of(prog, pc);
+    const std::string tensor = dst_name(prog, pc);
+    return tensor.empty() ? mnemonic_of(prog, pc) : tensor;
+  };
+  for (const SliceReport& s : r.slices) {
+    if (s.track == 0) continue;
+    const auto [layer, op] = split_layer(key_of(s.pc));
+    t.layer_ps[layer] += s.dur_ps;
+    t.op_ps[op] += s.dur_ps;
+  }
+  if (mode == TraceMode::None) return;
+  for (const SliceReport& s : r.slices) {
+    const size_t tr = static_cast<size_t>(s.track);
+    const std::string tensor = by_section ? (*sections)[s.pc] : dst_name(prog, s.pc);
+    const double b = base + s.start_ps, e = b + s.dur_ps;
+    if (mode == TraceMode::Aggregate) {
+      const std::string name = key_of(s.pc);
+      if (t.open[tr] >= 0 && t.slices[static_cast<size_t>(t.open[tr])].name == name) {
+        NamedSlice& o = t.slices[static_cast<size_t>(t.open[tr])];
+        o.end_ps = e;
+        ++o.instructions;
+        continue;
+      }
+      t.open[tr] = long(t.slices.size());
+      t.slices.push_back({s.track, name, b, e, 1});
+    } else {
+      t.slices.push_back({s.track, isa::disassemble_word(prog.code[s.pc], &prog, s.pc) + (tensor.empty() ? "" : " -> " + tensor),
+                          b, e, 1});
+    }
+  }
+}
+
+namespace {
+Totals totals_of(const Report& r, const isa::Program& prog, TraceMode mode) {
+  Totals t;
+  add_run(t, r, prog, mode);
+  return t;
+}
+}  // namespace
+
 std::string summary_line(const Report& r) {
+  Totals t;
+  add_counts(t, r, "");
+  return summary_line(t);
+}
+
+std::string stats_json(const Report& r, const isa::Program& prog, bool timing_only) {
+  return stats_json(totals_of(r, prog, TraceMode::None), timing_only);
+}
+
+std::string trace_json(const Report& r, const isa::Program& prog, bool aggregate) {
+  return trace_json(totals_of(r, prog, aggregate ? TraceMode::Aggregate : TraceMode::Plain), aggregate);
+}
+
+std::string summary_line(const Totals& r) {
   const double peak = double(r.params.gemv_macs_per_clk_total()) * r.cycles(r.total_ps);
   char b[256];
   std::snprintf(b, sizeof b, "n3 sim: %.0f cycles at %.0f MHz (%.3f us), DDR %.3f GB/s achieved, GEMV MAC utilisation %.1f%%",
@@ -48,7 +183,7 @@ std::string summary_line(const Report& r) {
   return b;
 }
 
-std::string stats_json(const Report& r, const isa::Program& prog, bool timing_only) {
+std::string stats_json(const Totals& r, bool timing_only) {
   const timing::Params& p = r.params;
   nlohmann::ordered_json j;
   j["hw"] = p.name;
@@ -84,64 +219,29 @@ std::string stats_json(const Report& r, const isa::Program& prog, bool timing_on
   mu["gemv_peak_macs_per_clk"] = p.gemv_macs_per_clk_total();
   mu["gemv_utilisation"] = r.total_ps > 0 ? double(r.macs) / (double(p.gemv_macs_per_clk_total()) * r.cycles(r.total_ps)) : 0.0;
   j["sfu_element_passes"] = r.sfu_work;
-  std::map<std::string, double> layers, ops;
-  for (const SliceReport& s : r.slices) {
-    if (s.track == 0) continue;
-    std::string n = dst_name(prog, s.pc);
-    if (n.empty()) n = mnemonic_of(prog, s.pc);
-    const auto [layer, op] = split_layer(n);
-    layers[layer] += s.dur_ps;
-    ops[op] += s.dur_ps;
-  }
   j["layers"] = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : layers) j["layers"][k] = r.cycles(v);
+  for (const auto& [k, v] : r.layer_ps) j["layers"][k] = r.cycles(v);
   j["operators"] = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : ops) j["operators"][k] = r.cycles(v);
+  for (const auto& [k, v] : r.op_ps) j["operators"][k] = r.cycles(v);
+  if (r.runs.size() > 1 || (r.runs.size() == 1 && !r.runs[0].first.empty())) {
+    j["runs"] = nlohmann::ordered_json::array();
+    for (const auto& [label, ps] : r.runs) j["runs"].push_back({{"program", label}, {"cycles", r.cycles(ps)}});
+  }
   return j.dump(1) + "\n";
 }
 
-std::string trace_json(const Report& r, const isa::Program& prog, bool aggregate) {
+std::string trace_json(const Totals& r, bool aggregate) {
   nlohmann::ordered_json ev = nlohmann::ordered_json::array();
   for (size_t t = 0; t < r.units.size(); ++t) {
     ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", t}, {"args", {{"name", r.units[t].name}}}});
   }
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "npu " + r.params.name}}}});
-  // Slices in start order per track (a unit's slices never overlap).
-  struct Open {
-    bool open = false;
-    std::string name;
-    double start = 0, end = 0;
-    uint64_t count = 0;
-  };
-  std::vector<Open> cur(r.units.size());
-  auto flush = [&](size_t t) {
-    Open& o = cur[t];
-    if (!o.open) return;
-    nlohmann::ordered_json e = {{"name", o.name}, {"ph", "X"}, {"pid", 1}, {"tid", t},
-                                {"ts", o.start * 1e-6}, {"dur", (o.end - o.start) * 1e-6}};
-    if (aggregate) e["args"] = {{"instructions", o.count}};
+  for (const NamedSlice& s : r.slices) {
+    nlohmann::ordered_json e = {{"name", s.name}, {"ph", "X"}, {"pid", 1}, {"tid", s.track},
+                                {"ts", s.start_ps * 1e-6}, {"dur", (s.end_ps - s.start_ps) * 1e-6}};
+    if (aggregate) e["args"] = {{"instructions", s.instructions}};
     ev.push_back(e);
-    o.open = false;
-  };
-  for (const SliceReport& s : r.slices) {
-    const size_t t = static_cast<size_t>(s.track);
-    const std::string tensor = dst_name(prog, s.pc);
-    std::string name;
-    if (aggregate) {
-      name = tensor.empty() ? mnemonic_of(prog, s.pc) : tensor;
-      if (cur[t].open && cur[t].name == name) {
-        cur[t].end = s.start_ps + s.dur_ps;
-        ++cur[t].count;
-        continue;
-      }
-    } else {
-      name = isa::disassemble_word(prog.code[s.pc], &prog, s.pc) + (tensor.empty() ? "" : " -> " + tensor);
-    }
-    flush(t);
-    cur[t] = {true, name, s.start_ps, s.start_ps + s.dur_ps, 1};
-    if (!aggregate) flush(t);
   }
-  for (size_t t = 0; t < cur.size(); ++t) flush(t);
   nlohmann::ordered_json j;
   j["displayTimeUnit"] = "ns";
   j["traceEvents"] = ev;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "golden/tensor.h"
+#include "golden/weight_names.h"
 #include "isa/isa.h"
 
 namespace n3::timing {
@@ -110,6 +112,36 @@ double ddr_latency_ps(const Params& p) { return p.ddr_latency_ns * 1e3 + double(
 double l2_ps(const Params& p, int64_t bytes) {
   const int64_t per_clk = p.l2_port_bytes * p.l2_port_words;
   return double((bytes + per_clk - 1) / per_clk) * p.core_ps();
+}
+
+DecodeTraffic decode_traffic(const ModelConfig& c, int64_t context, double kv_elem_bytes) {
+  DecodeTraffic t;
+  for (const WeightSpec& w : weight_specs(c)) {
+    const double n = double(numel(w.shape));
+    const double rows = w.shape.size() == 2 ? double(w.shape[0]) : 1.0;
+    const double cols = w.shape.size() == 2 ? double(w.shape[1]) : n;
+    if (w.kind == WeightKind::Vector) {
+      t.weight_bytes += n * 4;
+    } else if (w.kind == WeightKind::FloatMatrix) {
+      t.weight_bytes += n * 4;
+      t.macs += n;
+    } else if (w.is_embedding) {
+      t.weight_bytes += cols / 2 + 4;  // the looked-up row
+      if (rows == c.vocab && cols == c.hidden) {  // tied LM head: every row
+        t.weight_bytes += n / 2 + rows * 4;
+        t.macs += n;
+      }
+    } else {
+      t.weight_bytes += n / 2 + rows * 4;
+      t.macs += n;
+    }
+  }
+  for (int l = 0; l < c.layers; ++l) {
+    const int64_t window = c.is_global(l) ? context : std::min<int64_t>(context, c.sliding_window);
+    t.kv_bytes += 2.0 * double(window) * double(c.kv_dim()) * kv_elem_bytes;  // K and V
+    t.macs += 2.0 * double(window) * double(c.q_dim());                      // q.k and p.v
+  }
+  return t;
 }
 
 }  // namespace n3::timing

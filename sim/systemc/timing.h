@@ -8,6 +8,7 @@
 #include <string>
 
 #include "golden/hw_config.h"
+#include "golden/model_config.h"
 #include "sim/func_sim.h"
 
 namespace n3::timing {
@@ -57,5 +58,16 @@ double ddr_occupancy_ps(const Params& p, int64_t bytes, int64_t ports);
 double ddr_latency_ps(const Params& p);
 // ps for `bytes` over one L2 port (l2_port_words words per core clock).
 double l2_ps(const Params& p, int64_t bytes);
+
+// The analytical decode traffic of `n3 estimate`: bytes one decode token
+// streams (every INT4 matrix once: packed nibbles plus one F32 row scale per
+// row; the tied LM head, i.e. the whole embedding; float matrices and
+// vectors; one embedding row and one per-layer-input row) and its K/V window
+// at `context`, and the GEMV MACs. The roofline tok/s is
+// ddr_bytes_per_s(hp_ports) / (weight_bytes + kv_bytes).
+struct DecodeTraffic {
+  double weight_bytes = 0, kv_bytes = 0, macs = 0;
+};
+DecodeTraffic decode_traffic(const ModelConfig& c, int64_t context, double kv_elem_bytes);
 
 }  // namespace n3::timing
