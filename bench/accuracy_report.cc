@@ -47,6 +47,7 @@ const Variant kVariants[] = {
     {"bf16 KV cache", [](num::Formats& f) { f.kv = num::KvFmt::BF16; }},
     {"f16 activations", [](num::Formats& f) { f.act = num::Fmt::F16; }},
     {"per-group weight scales (128)", nullptr},
+    {"bf16 streams (pccx-like)", [](num::Formats& f) { f.stream = num::Fmt::BF16; }},
 };
 
 // Per layer: worst stream cosine; last entry: logits cosine.
@@ -158,7 +159,9 @@ int main(int argc, char** argv) {
       }
       DumpCollector d = run(wq, make_npu_kernels(f), ids);
       std::vector<double> cs = compare(d, ref_layers, ref_logits);
-      std::printf("| %s | %s |", v.name, num::formats_to_string(f).c_str());
+      num::Formats label = f;  // the weights, not the kernels, carry the group scales
+      if (group) label.weight_scale = num::WScale::PerGroup, label.weight_group = int(group);
+      std::printf("| %s | %s |", v.name, num::formats_to_string(label).c_str());
       for (double c : cs) std::printf(" %.6f |", c);
       std::printf("\n");
       std::fflush(stdout);

@@ -20,14 +20,15 @@ Buf reshape(const Buf& b, int64_t rows, int64_t cols) { return view(b, rows, col
 // The L2 buffers of a T-token program, allocated once and reused by every
 // layer (their live ranges within a layer are disjoint or nested, and no
 // value outlives a layer except the streams, which alternate between H and P).
+// Tensors carrying the residual (H, P, ag, al, o) are in the stream format.
 struct Bufs {
   Buf x0f, x0, plf, pli, posf, ang_local, ang_global, H, P, rms, rn, m, acc, an, mid, lo, q, k, v, s, ctx,
-      attn, tmpf, al, xn, g, u, y, diff, gin, f, add, x;
+      attn, ag, tmpf, al, xn, g, u, y, o, diff, gin, f, add, x;
   std::vector<Buf> c, cc;
 };
 
 Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int T) {
-  const std::string act = num::fmt_name(f.act), sc = num::fmt_name(f.score);
+  const std::string act = num::fmt_name(f.act), st = num::fmt_name(f.stream), sc = num::fmt_name(f.score);
   const int64_t D = cfg.hidden, S = cfg.altup_streams, LP = int64_t(cfg.layers) * cfg.pl_dim;
   int64_t F = 0;
   for (int v : cfg.ffn) F = std::max<int64_t>(F, v);
@@ -46,8 +47,8 @@ Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const
   b.posf = e.l2(T, 1, "f32");
   b.ang_local = e.l2(T, cfg.head_dim / 2, "f32");
   b.ang_global = e.l2(T, cfg.head_dim / 2, "f32");
-  b.H = e.l2(S * T, D, act);
-  b.P = e.l2(S * T, D, act);
+  b.H = e.l2(S * T, D, st);
+  b.P = e.l2(S * T, D, st);
   b.rms = e.l2(T, 1, "f32");
   b.rn = e.l2(T, D, act);
   b.m = e.l2(T, S, act);
@@ -63,12 +64,14 @@ Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const
   b.s = e.l2(cfg.q_heads, ring_max, sc);
   b.ctx = e.l2(T, cfg.q_dim(), act);
   b.attn = e.l2(T, D, act);
+  b.ag = e.l2(T, D, st);
   b.tmpf = e.l2(T, D, "f32");
-  b.al = e.l2(T, D, act);
+  b.al = e.l2(T, D, st);
   b.xn = e.l2(T, D, act);
   b.g = e.l2(T, F, act);
   b.u = e.l2(T, F, act);
   b.y = e.l2(T, D, act);
+  b.o = e.l2(T, D, st);
   b.diff = e.l2(T, D, "f32");
   b.gin = e.l2(T, D, act);
   b.f = e.l2(T, cfg.pl_dim, act);
@@ -216,10 +219,11 @@ void Lowering::embed_and_inputs() {
   // AltUp: h0 = x0, h_k = (x0 W_k^T) rescaled to rms(x0).
   copy(stream(b_.H, 0), b_.x0);
   cvo1("rms", b_.rms, b_.x0);
-  for (int s = 1; s < cfg_.altup_streams; ++s) {
-    mv(stream(b_.H, s), b_.x0, w("altup_projections." + num(s - 1) + ".weight"));
-    e_.op(Emitter::SFU, "cvo.magmatch dst=" + e_.d(stream(b_.H, s)) + " a=" + e_.d(stream(b_.H, s)) +
-                            " b=" + e_.d(b_.rms) + " k=" + e_.kf(1e-5f));
+  for (int s = 1; s < cfg_.altup_streams; ++s) {  // in the activation format, then into the stream
+    mv(b_.x, b_.x0, w("altup_projections." + num(s - 1) + ".weight"));
+    e_.op(Emitter::SFU, "cvo.magmatch dst=" + e_.d(b_.x) + " a=" + e_.d(b_.x) + " b=" + e_.d(b_.rms) +
+                            " k=" + e_.kf(1e-5f));
+    copy(stream(b_.H, s), b_.x);
   }
   cap("altup_in", b_.H);
 }
@@ -327,9 +331,9 @@ void Lowering::layer(int l) {
   attention(l);
   e_.comment("post-attention norm, residual, LAuReL mix");
   rmsnorm_w(b_.attn, p + "post_attention_layernorm.weight");
-  cvo2("add", b_.attn, b_.attn, a);
-  cap(p + "attn_gated", b_.attn);
-  cvo2("add", b_.tmpf, b_.attn, b_.lo);
+  cvo2("add", b_.ag, b_.attn, a);
+  cap(p + "attn_gated", b_.ag);
+  cvo2("add", b_.tmpf, b_.ag, b_.lo);
   cvok("scale", b_.al, b_.tmpf, 1.0f / std::sqrt(2.0f));
   cap(p + "attn_laurel", b_.al);
   e_.comment("FFN");
@@ -348,29 +352,26 @@ void Lowering::layer(int l) {
   mv(b_.y, g, w(p + "mlp.down_proj.weight"));
   cap(p + "mlp.down", b_.y);
   rmsnorm_w(b_.y, p + "post_feedforward_layernorm.weight");
-  cvo2("add", b_.y, b_.y, b_.al);
-  cap(p + "ffn_out", b_.y);
+  cvo2("add", b_.o, b_.y, b_.al);
+  cap(p + "ffn_out", b_.o);
   e_.comment("AltUp correct: corr[p] = pred[p] + (m2 W_corr^T + 1)[p] (o - pred[0])");
-  router(l, b_.y, b_.m);
+  router(l, b_.o, b_.m);
   cap(p + "altup.corr_router", b_.m);
   const Buf cw = w(p + "altup.correction_coefs.weight");
   for (int pp = 0; pp < S; ++pp) {
     mv(b_.cc[size_t(pp)], b_.m, view(cw, 1, S, uint64_t(pp) * cw.stride));
     cvok("addk", b_.cc[size_t(pp)], b_.cc[size_t(pp)], 1.0f);
   }
-  cvo2("sub", b_.diff, b_.y, a);
+  cvo2("sub", b_.diff, b_.o, a);
   for (int pp = 0; pp < S; ++pp) {
     cvo2("mul", b_.tmpf, b_.diff, b_.cc[size_t(pp)]);
     cvo2("add", stream(b_.H, pp), stream(b_.P, pp), b_.tmpf);
   }
   cap(p + "altup.corr", b_.H);
   e_.comment("per-layer input mix");
-  Buf gin = stream(b_.H, 0);
-  if (cfg_.altup_correct_scale) {
-    cvo2("mul", b_.gin, gin, w(p + "altup.correct_output_scale"));
-    gin = b_.gin;
-  }
-  mv(b_.f, gin, w(p + "per_layer_input_gate.weight"));
+  if (cfg_.altup_correct_scale) cvo2("mul", b_.gin, stream(b_.H, 0), w(p + "altup.correct_output_scale"));
+  else copy(b_.gin, stream(b_.H, 0));  // the gate's input is an activation, not a stream
+  mv(b_.f, b_.gin, w(p + "per_layer_input_gate.weight"));
   cvo1("gelu", b_.f, b_.f);
   cvo2("mul", b_.f, b_.f, pli_layer(l));
   cap(p + "per_layer.gate", b_.f);
@@ -386,10 +387,11 @@ void Lowering::final_logits() {
   const int64_t S = cfg_.altup_streams;
   cvo1("rms", b_.rms, stream(b_.H, 0));
   copy(stream(b_.P, 0), stream(b_.H, 0));
-  for (int s = 1; s < S; ++s) {
-    mv(stream(b_.P, s), stream(b_.H, s), w("altup_unembed_projections." + num(s - 1) + ".weight"));
-    e_.op(Emitter::SFU, "cvo.magmatch dst=" + e_.d(stream(b_.P, s)) + " a=" + e_.d(stream(b_.P, s)) +
-                            " b=" + e_.d(b_.rms) + " k=" + e_.kf(1e-5f));
+  for (int s = 1; s < S; ++s) {  // in the activation format, then into the stream buffer
+    mv(b_.x, stream(b_.H, s), w("altup_unembed_projections." + num(s - 1) + ".weight"));
+    e_.op(Emitter::SFU, "cvo.magmatch dst=" + e_.d(b_.x) + " a=" + e_.d(b_.x) + " b=" + e_.d(b_.rms) +
+                            " k=" + e_.kf(1e-5f));
+    copy(stream(b_.P, s), b_.x);
   }
   cap("altup_out", b_.P);
   zero(b_.acc);

@@ -63,6 +63,7 @@ const std::map<std::string, KeyDef>& schema() {
       {"timing.sfu_latency_cycles", {false, true, "SFU pipeline latency, core cycles"}},
       // NPU numerics (docs/numerics.md); absent keys take num::Formats' defaults.
       {"numerics.act_format", {false, false, "activations in L2: f32 | bf16 | f16"}},
+      {"numerics.stream_format", {false, false, "residual streams in L2: f32 | bf16 | f16"}},
       {"numerics.kv_format", {false, false, "KV cache: f16 | bf16 | int8"}},
       {"numerics.score_format", {false, false, "attention scores: f32 | f16"}},
       {"numerics.logits_format", {false, false, "logits: f32 | bf16 | f16"}},

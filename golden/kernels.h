@@ -55,6 +55,9 @@ class Kernels {
   virtual void softcap(float* x, int64_t n, float cap) const = 0;
   // Rounds a materialised activation to its storage format (L2).
   virtual void store(float* x, int64_t n) const = 0;
+  // Rounds a tensor that carries the residual (the AltUp streams, ag, al, o)
+  // to the stream format: these accumulate over every layer.
+  virtual void store_stream(float* x, int64_t n) const = 0;
   // Converts T rows of [kv_heads * head_dim] to the cache format (in place:
   // `rows` then holds the stored values) and appends them to `s`.
   virtual void append_kv(KvStore& s, float* rows, int64_t T, int64_t kv_heads, int64_t head_dim) const = 0;

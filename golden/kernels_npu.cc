@@ -49,6 +49,7 @@ class NpuKernels : public Kernels {
   void gaussian_topk(float* x, int64_t n, float mult) const override { num::gaussian_topk(x, n, mult, f_.act); }
   void softcap(float* x, int64_t n, float cap) const override { num::softcap(x, n, cap, f_.logits); }
   void store(float* x, int64_t n) const override { num::round_to(f_.act, x, n); }
+  void store_stream(float* x, int64_t n) const override { num::round_to(f_.stream, x, n); }
 
   void append_kv(KvStore& s, float* rows, int64_t T, int64_t kv_heads, int64_t hd) const override {
     if (f_.kv != num::KvFmt::INT8) {

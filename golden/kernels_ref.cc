@@ -112,6 +112,7 @@ class ReferenceKernels : public Kernels {
   }
 
   void store(float*, int64_t) const override {}  // reference activations are float32
+  void store_stream(float*, int64_t) const override {}
   void append_kv(KvStore& s, float* rows, int64_t T, int64_t kv_heads, int64_t hd) const override {
     s.val.insert(s.val.end(), rows, rows + T * kv_heads * hd);  // the reference cache is float32
   }

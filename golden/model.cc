@@ -162,7 +162,7 @@ void GoldenModel::predict(const LayerW& w, const std::vector<Tensor>& h, std::ve
         for (int64_t q = 0; q < S; ++q) acc += c[t * S * S + p * S + q] * h[q].row(t)[i];
         pred[p].row(t)[i] += acc;
       }
-    k_->store(pred[p].ptr(), pred[p].size());
+    k_->store_stream(pred[p].ptr(), pred[p].size());
   }
 }
 
@@ -258,7 +258,7 @@ void GoldenModel::correct(const LayerW& w, const std::vector<Tensor>& pred, cons
     for (int64_t t = 0; t < T; ++t)
       for (int64_t i = 0; i < D; ++i)
         corr[p].row(t)[i] += (o.row(t)[i] - pred[0].row(t)[i]) * cc[t * S + p];
-    k_->store(corr[p].ptr(), corr[p].size());
+    k_->store_stream(corr[p].ptr(), corr[p].size());
   }
 }
 
@@ -284,7 +284,7 @@ void GoldenModel::per_layer_mix(int l, const LayerW& w, const Tensor& pli, std::
   record(rec, ph, Op::PleOut, l, add.shape, add.ptr());
   for (int s = 1; s < cfg_.altup_streams; ++s) {
     for (int64_t i = 0; i < T * D; ++i) corr[s].data[i] += add.data[i];
-    k_->store(corr[s].ptr(), corr[s].size());
+    k_->store_stream(corr[s].ptr(), corr[s].size());
   }
 }
 
@@ -312,10 +312,10 @@ void GoldenModel::decoder_layer(int l, std::vector<Tensor>& h, const Tensor& pli
   k_->rmsnorm(attn.ptr(), w.post_attn.data(), T, D, cfg_.rms_eps, attn.ptr());
   Tensor al({T, D});
   for (int64_t i = 0; i < T * D; ++i) attn.data[i] += a.data[i];  // ag
-  k_->store(attn.ptr(), attn.size());
+  k_->store_stream(attn.ptr(), attn.size());
   record(rec, ph, Op::AttnGated, l, attn.shape, attn.ptr());
   for (int64_t i = 0; i < T * D; ++i) al.data[i] = (attn.data[i] + lo.data[i]) * inv_sqrt2;
-  k_->store(al.ptr(), al.size());
+  k_->store_stream(al.ptr(), al.size());
   record(rec, ph, Op::AttnLaurel, l, al.shape, al.ptr());
 
   Tensor xn({T, D}), y({T, D});
@@ -323,7 +323,7 @@ void GoldenModel::decoder_layer(int l, std::vector<Tensor>& h, const Tensor& pli
   mlp(l, w, xn, ph, rec, y);
   k_->rmsnorm(y.ptr(), w.post_ffn.data(), T, D, cfg_.rms_eps, y.ptr());
   for (int64_t i = 0; i < T * D; ++i) y.data[i] += al.data[i];  // o
-  k_->store(y.ptr(), y.size());
+  k_->store_stream(y.ptr(), y.size());
   record(rec, ph, Op::FfnOut, l, y.shape, y.ptr());
 
   std::vector<Tensor> corr(S);

@@ -99,19 +99,21 @@ TEST(NumericsFormats, DefaultsAreValid) {
   const Formats f;
   EXPECT_EQ(formats_problem(f), "");
   EXPECT_EQ(formats_to_string(f),
-            "act=bf16 kv=f16 score=f32 logits=f32 bfp_block=32 act_mant=12 attn_mant=16 weight_scale=per_row");
+            "act=bf16 stream=f32 kv=f16 score=f32 logits=f32 bfp_block=32 act_mant=12 attn_mant=16 weight_scale=per_row");
 }
 
 TEST(NumericsFormats, ParsesHardwareKeys) {
   Formats f;
   EXPECT_EQ(set_formats_field(f, "act_format", "f16"), "");
   EXPECT_EQ(set_formats_field(f, "kv_format", "int8"), "");
+  EXPECT_EQ(set_formats_field(f, "stream_format", "bf16"), "");
   EXPECT_EQ(set_formats_field(f, "act_mantissa_bits", "12"), "");
   EXPECT_EQ(set_formats_field(f, "weight_scale", "two_level"), "");
   EXPECT_EQ(set_formats_field(f, "weight_group", "64"), "");
   EXPECT_EQ(set_formats_field(f, "block_scale_bits", "6"), "");
   EXPECT_EQ(f.act, Fmt::F16);
   EXPECT_EQ(f.kv, KvFmt::INT8);
+  EXPECT_EQ(f.stream, Fmt::BF16);
   EXPECT_EQ(f.act_mant_bits, 12);
   EXPECT_EQ(f.weight_scale, WScale::TwoLevel);
   EXPECT_EQ(formats_problem(f), "");

@@ -23,6 +23,7 @@ constexpr int64_t kMaxDotLen = 65536;
 
 struct Formats {
   Fmt act = Fmt::BF16;          // activations in L2 (pccx RTL: BF16)
+  Fmt stream = Fmt::F32;        // the residual-carrying AltUp streams in L2 (bf16 misses the E2B bar)
   KvFmt kv = KvFmt::F16;        // KV cache (pccx: FP16)
   Fmt score = Fmt::F32;         // attention scores and probabilities in L2
   Fmt logits = Fmt::F32;        // logits written to the host
@@ -34,7 +35,7 @@ struct Formats {
   int block_scale_bits = 4;     // TwoLevel: bits of the unsigned block scales
 
   bool operator==(const Formats& o) const {
-    return act == o.act && kv == o.kv && score == o.score && logits == o.logits &&
+    return act == o.act && stream == o.stream && kv == o.kv && score == o.score && logits == o.logits &&
            bfp_block == o.bfp_block && act_mant_bits == o.act_mant_bits &&
            attn_mant_bits == o.attn_mant_bits && weight_scale == o.weight_scale &&
            weight_group == o.weight_group && block_scale_bits == o.block_scale_bits;
@@ -85,6 +86,7 @@ inline std::string set_formats_field(Formats& f, const std::string& key, const s
   };
   const std::string fmts = "numerics." + key + ": '" + v + "' is not one of ";
   if (key == "act_format") return parse_fmt(v, &f.act) ? "" : fmts + "f32, bf16, f16";
+  if (key == "stream_format") return parse_fmt(v, &f.stream) ? "" : fmts + "f32, bf16, f16";
   if (key == "kv_format") return parse_kv_fmt(v, &f.kv) ? "" : fmts + "f16, bf16, int8";
   if (key == "score_format") return parse_fmt(v, &f.score) ? "" : fmts + "f32, bf16, f16";
   if (key == "logits_format") return parse_fmt(v, &f.logits) ? "" : fmts + "f32, bf16, f16";
@@ -128,7 +130,7 @@ inline std::string formats_problem(const Formats& f) {
 }
 
 inline std::string formats_to_string(const Formats& f) {
-  std::string s = std::string("act=") + fmt_name(f.act) + " kv=" + kv_fmt_name(f.kv) +
+  std::string s = std::string("act=") + fmt_name(f.act) + " stream=" + fmt_name(f.stream) + " kv=" + kv_fmt_name(f.kv) +
                   " score=" + fmt_name(f.score) + " logits=" + fmt_name(f.logits) +
                   " bfp_block=" + std::to_string(f.bfp_block) +
                   " act_mant=" + std::to_string(f.act_mant_bits) +
