@@ -4,7 +4,9 @@
 // for a 13-token prompt under chunks 4 and 5 (13 is a multiple of neither),
 // followed by 24 decode steps fed with --feed (3 x the largest sliding window
 // of these models, so sliding windows slide, rings of window + chunk - 1 wrap,
-// and KV-shared layers read their source's ring).
+// and KV-shared layers read their source's ring). Every case runs again with
+// `--backend systemc` (the SystemC timing model executing the same programs
+// through the functional core, issue 6): the Systemc* instances.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -23,7 +25,18 @@ using test::run_n3;
 
 struct Case {
   std::string name, model;  // model: a fixture HF dir, or "tiny" (synthesised)
+  std::string backend = "func";
 };
+
+// Skips a systemc case where n3 was built without SystemC.
+bool backend_missing(const std::string& backend) {
+#ifdef N3_HAVE_SYSTEMC
+  (void)backend;
+  return false;
+#else
+  return backend == "systemc";
+#endif
+}
 
 std::string prepare(const Case& c, const std::string& dir) {
   write_npy_i32(dir + "/ids.npy", {5, 17, 200, 3, 9, 44, 1, 250, 7, 8, 99, 123, 66});
@@ -41,15 +54,16 @@ class CompilerBitExact : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CompilerBitExact, PrefillTwoChunksAndDecodeMatchGolden) {
   const Case& c = GetParam();
-  const std::string dir = test::temp_dir("compiler_" + c.name);
+  if (backend_missing(c.backend)) GTEST_SKIP() << "built without SystemC";
+  const std::string dir = test::temp_dir("compiler_" + c.backend + "_" + c.name);
   const std::string model = prepare(c, dir);
   const std::string io = " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy";
   test::RunResult g = run_n3("golden --numerics npu --model " + model + io + " --dump " + dir + "/ref --force");
   ASSERT_EQ(g.status, 0) << g.err;
   for (int chunk : {4, 5}) {
-    const std::string cand = dir + "/func" + std::to_string(chunk);
-    test::RunResult s = run_n3("sim --backend func --model " + model + io + " --chunk " + std::to_string(chunk) +
-                               " --dump " + cand + " --force");
+    const std::string cand = dir + "/" + c.backend + std::to_string(chunk);
+    test::RunResult s = run_n3("sim --backend " + c.backend + " --model " + model + io + " --chunk " +
+                               std::to_string(chunk) + " --dump " + cand + " --force");
     ASSERT_EQ(s.status, 0) << s.err;
     test::RunResult d = run_n3("diff " + cand + " " + dir + "/ref");
     EXPECT_EQ(d.status, 0) << "chunk " << chunk << ":\n" << d.out << d.err;
@@ -63,18 +77,31 @@ INSTANTIATE_TEST_SUITE_P(Models, CompilerBitExact,
                                            Case{"a", test::fixture("gemma3n-a/hf")},
                                            Case{"b", test::fixture("gemma3n-b/hf")}),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
+INSTANTIATE_TEST_SUITE_P(SystemcModels, CompilerBitExact,
+                         ::testing::Values(Case{"tiny", "tiny", "systemc"},
+                                           Case{"dev", test::fixture("gemma3n-dev/hf"), "systemc"},
+                                           Case{"a", test::fixture("gemma3n-a/hf"), "systemc"},
+                                           Case{"b", test::fixture("gemma3n-b/hf"), "systemc"}),
+                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
 
 // Every operator output the programs materialise (--dump-all) matches too.
-TEST(CompilerBitExact, EveryMaterialisedTensorOfTiny) {
-  const std::string dir = test::temp_dir("compiler_all");
+void every_materialised_tensor_of_tiny(const std::string& backend) {
+  const std::string dir = test::temp_dir("compiler_all_" + backend);
   const std::string model = prepare(Case{"tiny", "tiny"}, dir);
   const std::string io = " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force";
   ASSERT_EQ(run_n3("golden --model " + model + io + " --dump " + dir + "/ref").status, 0);
-  test::RunResult s = run_n3("sim --backend func --model " + model + io + " --chunk 4 --dump " + dir + "/func");
+  test::RunResult s = run_n3("sim --backend " + backend + " --model " + model + io + " --chunk 4 --dump " + dir + "/cand");
   ASSERT_EQ(s.status, 0) << s.err;
-  test::RunResult d = run_n3("diff " + dir + "/func " + dir + "/ref");
+  test::RunResult d = run_n3("diff " + dir + "/cand " + dir + "/ref");
   EXPECT_EQ(d.status, 0) << d.out << d.err;
   EXPECT_NE(d.out.find("layers.3.attn.ctx"), std::string::npos) << d.out;
+}
+
+TEST(CompilerBitExact, EveryMaterialisedTensorOfTiny) { every_materialised_tensor_of_tiny("func"); }
+
+TEST(SystemcBitExact, EveryMaterialisedTensorOfTiny) {
+  if (backend_missing("systemc")) GTEST_SKIP() << "built without SystemC";
+  every_materialised_tensor_of_tiny("systemc");
 }
 
 TEST(CompilerCli, CompileWritesProgramsAndAReport) {
@@ -87,15 +114,25 @@ TEST(CompilerCli, CompileWritesProgramsAndAReport) {
   EXPECT_EQ(run_n3("dis " + dir + "/out/decode.n3p").status, 0);
 }
 
-TEST(CompilerCli, RunWithTheFuncBackendMatchesGolden) {
-  const std::string dir = test::temp_dir("compiler_run");
+// n3 run through the Device API: the same generated ids on golden and the backend.
+void run_matches_golden(const std::string& backend) {
+  const std::string dir = test::temp_dir("compiler_run_" + backend);
   const std::string model = prepare(Case{"tiny", "tiny"}, dir);
   const std::string a = " --model " + model + " --ids " + dir + "/ids.npy --max-new 5 --out ";
   test::RunResult g = run_n3("run --backend golden" + a + dir + "/g.npy");
   ASSERT_EQ(g.status, 0) << g.err;
-  test::RunResult f = run_n3("run --backend func" + a + dir + "/f.npy");
+  test::RunResult f = run_n3("run --backend " + backend + a + dir + "/f.npy");
   ASSERT_EQ(f.status, 0) << f.err;
   EXPECT_EQ(g.out, f.out);
+  EXPECT_EQ(read_file_bytes(dir + "/g.npy"), read_file_bytes(dir + "/f.npy"));
+  if (backend == "systemc") EXPECT_NE(f.err.find("modelled NPU"), std::string::npos) << f.err;
+}
+
+TEST(CompilerCli, RunWithTheFuncBackendMatchesGolden) { run_matches_golden("func"); }
+
+TEST(SystemcBitExact, RunWithTheSystemcBackendMatchesGolden) {
+  if (backend_missing("systemc")) GTEST_SKIP() << "built without SystemC";
+  run_matches_golden("systemc");
 }
 
 }  // namespace
@@ -119,7 +156,8 @@ TEST(CompilerCli, E4bCompilesQuicklyAndFitsKv260) {
 }
 
 // Opt-in (N3_COMPILER_LARGE=1; minutes and GBs): an E2B-shaped synthetic with
-// the window overridden to 16, prefill 32 + 48 decode steps, bit-identical.
+// the window overridden to 16, prefill 32 + 48 decode steps, bit-identical on
+// the func backend and (where built) the systemc backend.
 TEST(CompilerLarge, E2bWindow16PrefillAndDecode) {
   if (!std::getenv("N3_COMPILER_LARGE")) GTEST_SKIP() << "set N3_COMPILER_LARGE=1 to run";
   const std::string dir = test::temp_dir("compiler_e2b");
@@ -136,10 +174,13 @@ TEST(CompilerLarge, E2bWindow16PrefillAndDecode) {
   write_npy_i32(dir + "/feed.npy", feed);
   const std::string io = " --model " + dir + "/m.n3w --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --force";
   ASSERT_EQ(run_n3("golden" + io + " --dump " + dir + "/ref").status, 0);
-  test::RunResult s = run_n3("sim --backend func" + io + " --dump " + dir + "/func");
-  ASSERT_EQ(s.status, 0) << s.err;
-  test::RunResult d = run_n3("diff " + dir + "/func " + dir + "/ref");
-  EXPECT_EQ(d.status, 0) << d.out << d.err;
+  for (const std::string backend : {"func", "systemc"}) {
+    if (backend_missing(backend)) continue;
+    test::RunResult s = run_n3("sim --backend " + backend + io + " --dump " + dir + "/" + backend);
+    ASSERT_EQ(s.status, 0) << backend << ": " << s.err;
+    test::RunResult d = run_n3("diff " + dir + "/" + backend + " " + dir + "/ref");
+    EXPECT_EQ(d.status, 0) << backend << ": " << d.out << d.err;
+  }
 }
 
 }  // namespace

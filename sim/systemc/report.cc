@@ -135,7 +135,8 @@ void add_run(Totals& t, const Report& r, const isa::Program& prog, TraceMode mod
     const std::string tensor = by_section ? (*sections)[s.pc] : dst_name(prog, s.pc);
     const double b = base + s.start_ps, e = b + s.dur_ps;
     if (mode == TraceMode::Aggregate) {
-      const std::string name = key_of(s.pc);
+      // A section's instructions merge whatever their mnemonic: one slice per part of a layer.
+      const std::string name = by_section ? tensor : key_of(s.pc);
       if (t.open[tr] >= 0 && t.slices[static_cast<size_t>(t.open[tr])].name == name) {
         NamedSlice& o = t.slices[static_cast<size_t>(t.open[tr])];
         o.end_ps = e;

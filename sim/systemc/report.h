@@ -52,7 +52,9 @@ std::vector<std::string> sections_from_asm(const std::string& text, size_t instr
 // layer/operator times need the run's slices (RunOptions::trace). With
 // `sections` (sections_from_asm), an instruction's operator is its section
 // and mnemonic ("layers.3.attention gemv.qk": layer 3, operator
-// "attention gemv.qk"); without, its destination's name, else its mnemonic.
+// "attention gemv.qk"), and the aggregated trace merges a unit's consecutive
+// instructions of one section; without, its destination's name, else its
+// mnemonic, for both.
 void add_run(Totals& t, const Report& r, const isa::Program& prog, TraceMode mode, const std::string& label = "",
              const std::vector<std::string>* sections = nullptr);
 std::string stats_json(const Totals& t, bool timing_only);
