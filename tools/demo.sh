@@ -1,39 +1,57 @@
 #!/usr/bin/env bash
-# The demo: on the small embedded default model (configs/models/tiny.yaml),
-# synthesise INT4 weights, run the golden model in reference and NPU
-# numerics, list the dumps and diff them. Outputs land in out/demo/.
+# The demo (README's first command): the small Gemma 3n embedded in the repo
+# (tests/fixtures/gemma3n-dev, a HuggingFace checkpoint) compiled for the
+# default hardware (configs/hw/kv260.yaml) and run through the host sampling
+# loop on the SystemC NPU model; its dumps diffed bit-exactly against the
+# golden model; modelled throughput for this model and for Gemma 3n E4B; a
+# Perfetto trace. Outputs land in out/demo/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./bootstrap.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)" --target n3
+cmake --build build -j"$(nproc)" --target n3 systemc_e4b_timing
 N3=build/n3
+HW=configs/hw/kv260.yaml
+MODEL=tests/fixtures/gemma3n-dev/hf
+IDS=tests/fixtures/gemma3n-dev/prompt_ids.npy
 OUT=out/demo
+rm -rf "$OUT"
 mkdir -p "$OUT"
-IDS=configs/demo/prompt_ids.npy
-FEED=configs/demo/feed_ids.npy
+start=$(date +%s%N)
 
-echo "== 1. synthesise the tiny model's INT4 weights (seeded)"
-$N3 synth -q --model configs/models/tiny.yaml --seed 1 -o "$OUT/tiny.n3w"
+echo "== 1. weights: the embedded HF checkpoint quantised to INT4 (per-row scales) into an .n3w"
+$N3 convert -q --model "$MODEL" -o "$OUT/dev.n3w"
+WEIGHTS="$OUT/dev.n3w"
 
-echo "== 2. golden model, reference numerics: prefill + KV-cached decode"
-$N3 golden --model "$OUT/tiny.n3w" --ids "$IDS" --feed "$FEED" --numerics reference --dump "$OUT/reference" --force --dump-all
+echo "== 2. compile for $HW: decode and prefill programs, memory plan, report"
+$N3 compile --model "$WEIGHTS" --hw "$HW" -o "$OUT/compiled" --force
 
-echo "== 3. the same run again: dumps are deterministic"
-$N3 golden --model "$OUT/tiny.n3w" --ids "$IDS" --feed "$FEED" --numerics reference --dump "$OUT/reference2" --force --dump-all
-$N3 diff "$OUT/reference2" "$OUT/reference" --quiet
+echo "== 3. generate 32 tokens, greedy, host loop on the SystemC NPU model (ids stream to stdout)"
+$N3 run --backend systemc --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --max-new 32 --out "$OUT/ids_systemc.npy" \
+  2>"$OUT/run_systemc.log"
+cat "$OUT/run_systemc.log"
 
-echo "== 4. the dump: one .npy per tensor (NumPy opens them), manifest in canonical order"
-ls "$OUT/reference" | head -n 12
-echo "   ... $(ls "$OUT/reference" | wc -l) files"
+echo "== 4. the same prompt on the golden model and the functional simulator: identical ids"
+for b in golden func; do
+  $N3 run --backend "$b" --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --max-new 32 --out "$OUT/ids_$b.npy" >/dev/null 2>&1
+  cmp -s "$OUT/ids_$b.npy" "$OUT/ids_systemc.npy" && echo "   $b: identical ids" || { echo "   $b: ids DIFFER"; exit 1; }
+done
 
-if $N3 golden --model "$OUT/tiny.n3w" --ids "$IDS" --feed "$FEED" --dump "$OUT/npu" --force --dump-all 2>"$OUT/npu.log"; then
-  echo "== 5. NPU numerics against reference numerics (tolerance diff: what the NPU formats cost)"
-  $N3 diff "$OUT/npu" "$OUT/reference" --tol 0.05,0.05 --quiet || true
-else
-  echo "== 5. NPU numerics: $(tail -n 1 "$OUT/npu.log")"
-fi
-echo "== 6. host sampling loop: greedy, then seeded top-p sampling (ids stream to stdout)"
-$N3 run --backend golden --numerics reference --model "$OUT/tiny.n3w" --ids "$IDS" --max-new 16
-$N3 run --backend golden --numerics reference --model "$OUT/tiny.n3w" --ids "$IDS" --max-new 16 --preset pccx --seed 7
-echo "demo done: dumps in $OUT/"
+echo "== 5. the whole run (prefill + a decode step per generated id) on the SystemC model with"
+echo "      dumps, stats and a trace, and n3 diff against the golden model: bit-identical"
+$N3 sim --backend systemc --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --feed "$OUT/ids_systemc.npy" \
+  --dump "$OUT/systemc" --dump-all --force --stats "$OUT/stats.json" --trace "$OUT/trace.json"
+$N3 golden --numerics npu --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --feed "$OUT/ids_systemc.npy" \
+  --dump "$OUT/golden" --dump-all --force
+$N3 diff "$OUT/systemc" "$OUT/golden" --quiet && echo "   n3 diff: every tensor bit-identical"
+
+echo "== 6. throughput on $HW"
+grep -o "modelled NPU [^)]*)" "$OUT/run_systemc.log" | sed 's/^/   this model: /'
+echo "   Gemma 3n E4B, analytic estimate:"
+$N3 estimate --model configs/models/gemma3n-e4b.yaml --hw "$HW" | sed 's/^/     /'
+echo "   Gemma 3n E4B, one decode token on the SystemC model (timing only, compiled from its YAML):"
+build/bench/systemc_e4b_timing | grep -E "wall|modelled|roofline|DDR channel" | sed 's/^/     /'
+
+ms=$((($(date +%s%N) - start) / 1000000))
+echo "demo done in $((ms / 1000)).$((ms % 1000 / 100)) s after the build: outputs in $OUT/"
+echo "open $OUT/trace.json in https://ui.perfetto.dev (one track per NPU unit, one slice per instruction)"
