@@ -28,6 +28,8 @@ double since(std::chrono::steady_clock::time_point t) {
 
 int main(int argc, char** argv) {
 #ifndef N3_HAVE_SYSTEMC
+  (void)argc;
+  (void)argv;
   std::fprintf(stderr, "systemc_e4b_timing: n3 was built without SystemC\n");
   return 2;
 #else

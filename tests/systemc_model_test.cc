@@ -125,7 +125,9 @@ TEST(SystemcModel, TinyTraceIsValid) {
     uint64_t executed = 0;
     for (const auto& [u, v] : st["units"].items()) executed += v["instructions"].get<uint64_t>();
     EXPECT_EQ(instructions, executed) << agg;
-    if (*agg) EXPECT_LT(slices, executed / 2) << "aggregation merged little";
+    if (*agg) {
+      EXPECT_LT(slices, executed / 2) << "aggregation merged little";
+    }
     EXPECT_NEAR(end, st["time_s"].get<double>() * 1e6, 1e-3) << agg;
   }
 }
