@@ -115,7 +115,9 @@ TEST(SystemcModel, TinyTraceIsValid) {
       const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
       EXPECT_GE(ts, 0.0);
       EXPECT_GE(dur, 0.0);
-      if (last_end.count(tid)) EXPECT_GE(ts + 1e-6, last_end[tid]) << "overlap on " << tracks[tid] << agg;
+      if (last_end.count(tid)) {
+        EXPECT_GE(ts + 1e-6, last_end[tid]) << "overlap on " << tracks[tid] << agg;
+      }
       last_end[tid] = ts + dur;
       end = std::max(end, ts + dur);
       instructions += *agg ? e["args"]["instructions"].get<uint64_t>() : 1;
