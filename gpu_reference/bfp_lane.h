@@ -6,6 +6,7 @@
 // (golden/numerics/bfp.h, mac.h); tests/cuda_helpers_test.cc checks them
 // against the core on the host, where no GPU is needed.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "golden/numerics/mac.h"
@@ -29,6 +30,64 @@ N3_HD inline float round_act(num::Fmt f, float x) {
   if ((u & 0x7f800000u) == 0x7f800000u) return x;  // +-inf
   u += 0x7fffu + ((u >> 16) & 1u);
   return num::u2f(u & 0xffff0000u);
+}
+
+// ---- correctly rounded sqrt and 1/sqrt with a floating-point first guess ----
+//
+// num::sqrt_rn and num::rsqrt_rn find an integer root S (resp. Y) bit by bit:
+// 26 dependent steps of 64- and 128-bit products, which on a GPU is the
+// longest serial chain of every RMSNorm (one warp runs it while the block
+// waits). The root is the same integer whichever way it is found: here a
+// double-precision estimate (within one unit of it) is corrected by the
+// core's own exact tests, then rounded by the same round_pack call. Hence
+// the same bits for every input (tests/cuda_helpers_test.cc sweeps them).
+N3_HD inline float sqrt_rn_fast(float x) {
+  if (num::is_nan(x) || (num::sign_bit(x) && x != 0.0f)) return num::nan_f();
+  if (x == 0.0f || !num::is_finite(x)) return x;
+  uint32_t sig;
+  int exp;
+  num::decompose(x, &sig, &exp);
+  uint64_t m = sig;
+  if (exp & 1) {
+    m <<= 1;
+    exp -= 1;
+  }
+  const uint64_t big = m << 26;  // [2^49, 2^51): exact in a double
+  // S = floor(sqrt(big)) < 2^26 (the core sets bits 25..0 greedily).
+  uint64_t s = static_cast<uint64_t>(sqrt(static_cast<double>(big)));
+  if (s > (uint64_t(1) << 26) - 1) s = (uint64_t(1) << 26) - 1;
+  while (s > 0 && s * s > big) --s;
+  while (s + 1 < (uint64_t(1) << 26) && (s + 1) * (s + 1) <= big) ++s;
+  return num::round_pack(false, s, (exp - 26) / 2, s * s != big, num::spec_f32());
+}
+
+N3_HD inline float rsqrt_rn_fast(float x) {
+  if (num::is_nan(x) || (num::sign_bit(x) && x != 0.0f)) return num::nan_f();
+  if (x == 0.0f) return num::inf_f(num::sign_bit(x));
+  if (!num::is_finite(x)) return 0.0f;
+  uint32_t sig;
+  int exp;
+  num::decompose(x, &sig, &exp);
+  uint64_t m = sig;
+  if (exp & 1) {
+    m <<= 1;
+    exp -= 1;
+  }
+  // Y = the largest integer below 2^26 with Y^2 * m <= 2^74, i.e.
+  // floor(2^37 / sqrt(m)); the test is the core's (exact 128-bit product).
+  auto fits = [m](uint64_t t) {
+    uint64_t hi, lo;
+    num::mul_64x64(t * t, m, &hi, &lo);
+    return hi < (uint64_t(1) << 10) || (hi == (uint64_t(1) << 10) && lo == 0);
+  };
+  uint64_t y = static_cast<uint64_t>(137438953472.0 / sqrt(static_cast<double>(m)));  // 2^37 / sqrt(m)
+  if (y > (uint64_t(1) << 26) - 1) y = (uint64_t(1) << 26) - 1;
+  while (y > 0 && !fits(y)) --y;
+  while (y + 1 < (uint64_t(1) << 26) && fits(y + 1)) ++y;
+  uint64_t hi, lo;
+  num::mul_64x64(y * y, m, &hi, &lo);
+  const bool exact = hi == (uint64_t(1) << 10) && lo == 0;
+  return num::round_pack(false, y, -37 - exp / 2, !exact, num::spec_f32());
 }
 
 // ---- element-parallel BFP quantisation (num::bfp_quantize_block) ----------

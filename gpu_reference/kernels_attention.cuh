@@ -28,6 +28,11 @@ struct AttnArgs {
   int window = 0;        // 0: global layer
   float* ctx = nullptr;  // [T, H * hd]
   QAct qctx;             // NPU: ctx quantised in place when hd % 32 == 0
+  // NPU, 32-element blocks: scores [T, H, sld] of attention_scores_kernel
+  // (row j of head h is the score of cache row lo + j); null: the group
+  // kernel computes them itself.
+  float* scores = nullptr;
+  int sld = 0;
 };
 
 // [lo, hi] of the cache rows query t attends to. Rows hold consecutive
@@ -173,6 +178,7 @@ inline int attn_slice(int hd) { return hd % 64 == 0 ? 64 : hd; }
 template <int G>
 __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs a, num::Formats f) {
   pdl_begin();
+  const bool pre = a.scores != nullptr;  // scores from attention_scores_kernel
   extern __shared__ __align__(16) unsigned char smem[];
   const int t = blockIdx.x, h0 = blockIdx.y * G, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int nthr = blockDim.x, nwarps = nthr >> 5, hd = a.hd, M = f.attn_mant_bits;
@@ -195,8 +201,15 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
     etop[i] = kNoTop;
   }
   for (int i = tid; i < hdb; i += nthr) cpois[i] = 0;
+  if (pre) {
+    for (int idx = tid; idx < G * n; idx += nthr) {
+      const int hh = idx / n, j = idx % n;
+      scores[hh * n + j] = a.scores[(size_t(t) * a.H + h0 + hh) * a.sld + j];
+    }
+    __syncthreads();
+  }
   // q -> BFP, a warp a block.
-  for (int wb = warp; wb < G * nbd; wb += nwarps) {
+  for (int wb = warp; wb < (pre ? 0 : G * nbd); wb += nwarps) {
     const int hh = wb / nbd, k = wb % nbd, i = k * 32 + lane;
     const float v = i < hd ? a.q[(size_t(t) * a.H + h0 + hh) * hd + i] : 0.0f;
     warp_quantize32(v, M, mq + hh * nbd * 32 + k * 32, eq + hh * nbd + k);
@@ -206,7 +219,7 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
   // Scores q_h . k_j against the cached BFP key rows (num::dot_bfp_bfp), a
   // thread a (head, position).
   const int kvh = h0 / (a.H / a.KVH);
-  for (int idx = tid; idx < G * n; idx += nthr) {
+  for (int idx = tid; idx < (pre ? 0 : G * n); idx += nthr) {
     const int hh = idx / n, j = idx % n;
     const num::BfpView qv = bfp_view(mq + hh * nbd * 32, eq + hh * nbd, hd, 32);
     const size_t r = size_t(lo + j) * a.KVH + kvh;
@@ -240,9 +253,89 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
   __syncthreads();
   if (tid < G) s_ppois[tid] = bfp_view(mp + tid * nbn * 32, ep + tid * nbn, n, 32).poison ? 1 : 0;
 
+  const int64_t stride = int64_t(a.KVH) * hd;
+  const int W = hdb >> 2;  // warps per set of position blocks
+  if ((hdb & 3) == 0 && W > 0 && W <= nwarps) {
+    // p . V[:, d], 8 lanes a column: lane (col, sub) holds positions
+    // sub * 4 .. sub * 4 + 3 of each 32-position block; the block's exponent
+    // is a max over the 8 lanes and its partial an integer sum over them
+    // (shuffles), so a block is 4 loads a lane instead of 32 on one thread.
+    // Warp sets ps take the position blocks ps, ps + nps, ...
+    const int nps = nwarps / W, ps = warp / W, col = (warp % W) * 4 + (lane >> 3), sub = lane & 7;
+    const float* v = a.kv.v + lo * stride + kvh * hd + d0 + col;
+    auto load4 = [&](int k, float (&x)[4]) {
+      int em = kLaneZero;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int pos = k * 32 + sub * 4 + j;
+        x[j] = pos < n ? v[pos * stride] : 0.0f;
+        em = max(em, lane_exponent(x[j]));
+      }
+#pragma unroll
+      for (int off = 1; off < 8; off <<= 1) em = max(em, __shfl_xor_sync(kFull, em, off));
+      return block_exponent(em, M);
+    };
+    if (ps < nps) {  // warp-uniform, as are the loops below
+      int top[G];
+      bool any[G];
+      for (int hh = 0; hh < G; ++hh) top[hh] = kNoTop, any[hh] = false;
+      int pois = 0;
+      for (int k = ps; k < nbn; k += nps) {
+        float x[4];
+        const int32_t ev = load4(k, x);
+        if (ev == num::kBfpPoison) pois = 1;
+        if (ev == num::kBfpPoison || ev == num::kBfpZero) continue;
+        for (int hh = 0; hh < G; ++hh) {
+          const int32_t e = ep[hh * nbn + k];
+          if (e == num::kBfpZero) continue;
+          if (!any[hh] || e + ev > top[hh]) top[hh] = e + ev;
+          any[hh] = true;
+        }
+      }
+      if (sub == 0) {
+        for (int hh = 0; hh < G; ++hh)
+          if (any[hh]) atomicMax(&etop[hh * hdb + col], top[hh]);
+        if (pois) atomicOr(&cpois[col], 1);
+      }
+    }
+    __syncthreads();
+    if (ps < nps) {
+      const bool cp = cpois[col] != 0;
+      int64_t acc[G];
+      int32_t tops[G];
+      for (int hh = 0; hh < G; ++hh) acc[hh] = 0, tops[hh] = etop[hh * hdb + col];
+      for (int k = ps; k < nbn; k += nps) {
+        bool use = false;
+        for (int hh = 0; hh < G; ++hh) use = use || ep[hh * nbn + k] != num::kBfpZero;
+        if (!use) continue;
+        float x[4];
+        const int32_t ev = load4(k, x);
+        const bool live = !cp && ev != num::kBfpZero && ev != num::kBfpPoison;
+        int32_t m[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) m[j] = live ? lane_mantissa(x[j], ev, M) : 0;
+        for (int hh = 0; hh < G; ++hh) {
+          const int32_t e = ep[hh * nbn + k];
+          if (e == num::kBfpZero) continue;
+          const int16_t* pm = mp + hh * nbn * 32 + k * 32 + sub * 4;
+          int64_t p = 0;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) p += int64_t(pm[j]) * m[j];
+#pragma unroll
+          for (int off = 1; off < 8; off <<= 1) p += __shfl_xor_sync(kFull, p, off);
+          if (live) acc[hh] += num::acc_align(p, e + ev, tops[hh]);
+        }
+      }
+      if (sub == 0 && !cp)
+        for (int hh = 0; hh < G; ++hh)
+          if (acc[hh] != 0)
+            atomicAdd(reinterpret_cast<unsigned long long*>(&acc_s[hh * hdb + col]),
+                      static_cast<unsigned long long>(acc[hh]));
+    }
+    __syncthreads();
+  } else {
   // p . V[:, d]: pass 1, each head's e_top and the column's poison.
   const int npg = nthr / hdb, dd = tid % hdb, pg = tid / hdb;
-  const int64_t stride = int64_t(a.KVH) * hd;
   const float* v = a.kv.v + lo * stride + kvh * hd + d0 + dd;
   float x[32];
   if (pg < npg) {
@@ -297,6 +390,7 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
   }
   __syncthreads();
 
+  }
   // Finish once per (head, d).
   const bool fuse = a.qctx.lane_quantised() && hdb % 32 == 0;
   for (int base = 0; base < G * hdb; base += nthr) {
@@ -310,6 +404,94 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
       a.ctx[(size_t(t) * a.H + h0 + hh) * hd + c] = y;
     }
     if (fuse && base + warp * 32 < G * hdb) lane_quantise(a.qctx, t, (h0 + hh) * hd + c, y);
+  }
+}
+
+// ---- NPU numerics, 32-element blocks: the scores over many CUDA blocks -----
+//
+// num::dot_bfp_bfp(q_h, k_j) for the G query heads of a KV group and the
+// positions [z * kScorePos, (z + 1) * kScorePos) of the attended range: the
+// nbd lanes of a lane group take the key row's nbd blocks (one 64-byte
+// mantissa load each, shared by the G heads); e_top is their max (no
+// order), the aligned block partials an integer sum (no order), finished
+// once: the bits of dot_bfp_bfp32. Spreads over T x KVH x (nmax /
+// kScorePos) blocks what the group kernel did on H / G blocks.
+constexpr int kScoreThreads = 256;
+constexpr int kScorePos = 32;
+constexpr int kScoreMaxHd = 256;
+
+// Whether the split path takes this head size: whole 32-element blocks, a
+// power-of-two count of them (lane groups inside a warp), q in shared memory.
+inline bool attn_scores_split(int hd) {
+  const int nbd = hd / 32;
+  return hd % 32 == 0 && hd <= kScoreMaxHd && (nbd & (nbd - 1)) == 0;
+}
+
+template <int G>
+__global__ void __launch_bounds__(kScoreThreads) attention_scores_kernel(AttnArgs a, num::Formats f) {
+  pdl_begin();
+  const int t = blockIdx.x, h0 = blockIdx.y * G, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int nwarps = blockDim.x >> 5, hd = a.hd, M = f.attn_mant_bits, nbd = hd >> 5;
+  int lo, hi;
+  attn_range(a, t, &lo, &hi);
+  const int n = hi - lo + 1, j0 = blockIdx.z * kScorePos;
+  if (j0 >= n) return;
+  __shared__ __align__(16) int16_t mq[G][kScoreMaxHd];
+  __shared__ int32_t eq[G][kScoreMaxHd / 32];
+  __shared__ int s_qpois[G];
+  for (int wb = warp; wb < G * nbd; wb += nwarps) {
+    const int hh = wb / nbd, k = wb % nbd;
+    const float v = a.q[(size_t(t) * a.H + h0 + hh) * hd + k * 32 + lane];
+    warp_quantize32(v, M, &mq[hh][k * 32], &eq[hh][k]);
+  }
+  __syncthreads();
+  if (tid < G) {
+    int po = 0;
+    for (int k = 0; k < nbd; ++k) po |= eq[tid][k] == num::kBfpPoison;
+    s_qpois[tid] = po;
+  }
+  __syncthreads();
+  const int kvh = h0 / (a.H / a.KVH);
+  const int k = tid % nbd, per = blockDim.x / nbd;
+  const int jn = n - j0 < kScorePos ? n - j0 : kScorePos;
+  for (int jj = tid / nbd; jj < kScorePos; jj += per) {
+    const bool live = jj < jn;  // every lane of a group agrees; groups never straddle a warp
+    const size_t r = size_t(lo + j0 + (live ? jj : 0)) * a.KVH + kvh;
+    const int32_t ek = live ? a.kv.kexp[r * nbd + k] : num::kBfpZero;
+    const int kp = live ? a.kv.kpois[r] : 0;
+    const int4* km = reinterpret_cast<const int4*>(a.kv.kmant + (r * nbd + k) * 32);
+    int4 kv4[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) kv4[c] = live ? km[c] : make_int4(0, 0, 0, 0);
+#pragma unroll
+    for (int hh = 0; hh < G; ++hh) {
+      const int32_t e = eq[hh][k];
+      const bool use = e != num::kBfpZero && ek != num::kBfpZero;
+      const int32_t x = use ? e + ek : INT32_MIN;
+      int32_t top = x;
+      for (int off = 1; off < nbd; off <<= 1) top = max(top, __shfl_xor_sync(kFull, top, off));
+      int64_t p = 0;
+      if (use) {
+        const int4* q4 = reinterpret_cast<const int4*>(&mq[hh][k * 32]);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const int4 xq = q4[c], yk = kv4[c];
+          const int xs[4] = {xq.x, xq.y, xq.z, xq.w}, ys[4] = {yk.x, yk.y, yk.z, yk.w};
+#pragma unroll
+          for (int h = 0; h < 4; ++h)
+            p += int64_t(int32_t(int16_t(xs[h] & 0xffff)) * int16_t(ys[h] & 0xffff)) +
+                 int64_t((xs[h] >> 16) * (ys[h] >> 16));
+        }
+        p = num::acc_align(p, x, top);
+      }
+      for (int off = 1; off < nbd; off <<= 1) p += __shfl_xor_sync(kFull, p, off);
+      if (live && k == 0) {
+        const float s = (s_qpois[hh] || kp) ? num::nan_f()
+                         : top == INT32_MIN ? num::acc_finish(0, 0, 1.0f, f.score)
+                                            : num::acc_finish(p, top, 1.0f, f.score);
+        a.scores[(size_t(t) * a.H + h0 + hh) * a.sld + j0 + jj] = s;
+      }
+    }
   }
 }
 
@@ -361,6 +543,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_ref_kernel(AttnArgs a)
 
 // nmax: the most positions any query of the launch can attend to.
 inline void attention(const AttnArgs& a, bool npu, const num::Formats& f, int nmax, size_t smem_limit, cudaStream_t s) {
+  AttnArgs b = a;  // b.scores: null unless the split path runs
   if (npu) {
     require(f.kv != num::KvFmt::INT8, "cuda backend: numerics.kv_format = int8 is not implemented (f16, bf16 are)");
     const int group = a.H / a.KVH;
@@ -373,19 +556,42 @@ inline void attention(const AttnArgs& a, bool npu, const num::Formats& f, int nm
           break;
         }
       const size_t smem = attn_group_smem(G, nmax, a.hd);
-      const dim3 grid(a.T, a.H / G, a.hd / attn_slice(a.hd));
+      int slice = attn_slice(a.hd);
+      const int gs = group;
+      if (a.scores && attn_scores_split(a.hd) && (gs == 1 || gs == 2 || gs == 4 || gs == 8)) {
+        // The scores over T x KVH x (nmax / kScorePos) blocks first, then the
+        // softmax and p.V with 32-column slices (twice the blocks).
+        const dim3 sg(a.T, a.KVH, ceil_div(nmax, kScorePos));
+        switch (gs) {
+          case 8:
+            launch("attention_scores_kernel", attention_scores_kernel<8>, sg, kScoreThreads, 0, s, a, f);
+            break;
+          case 4:
+            launch("attention_scores_kernel", attention_scores_kernel<4>, sg, kScoreThreads, 0, s, a, f);
+            break;
+          case 2:
+            launch("attention_scores_kernel", attention_scores_kernel<2>, sg, kScoreThreads, 0, s, a, f);
+            break;
+          default:
+            launch("attention_scores_kernel", attention_scores_kernel<1>, sg, kScoreThreads, 0, s, a, f);
+        }
+        slice = 32;
+      } else {
+        b.scores = nullptr;
+      }
+      const dim3 grid(a.T, a.H / G, a.hd / slice);
       switch (G) {
         case 8:
-          launch("attention_group_kernel", attention_group_kernel<8>, grid, kGroupThreads, smem, s, a, f);
+          launch("attention_group_kernel", attention_group_kernel<8>, grid, kGroupThreads, smem, s, b, f);
           break;
         case 4:
-          launch("attention_group_kernel", attention_group_kernel<4>, grid, kGroupThreads, smem, s, a, f);
+          launch("attention_group_kernel", attention_group_kernel<4>, grid, kGroupThreads, smem, s, b, f);
           break;
         case 2:
-          launch("attention_group_kernel", attention_group_kernel<2>, grid, kGroupThreads, smem, s, a, f);
+          launch("attention_group_kernel", attention_group_kernel<2>, grid, kGroupThreads, smem, s, b, f);
           break;
         default:
-          launch("attention_group_kernel", attention_group_kernel<1>, grid, kGroupThreads, smem, s, a, f);
+          launch("attention_group_kernel", attention_group_kernel<1>, grid, kGroupThreads, smem, s, b, f);
       }
       return;
     }

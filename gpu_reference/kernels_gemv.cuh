@@ -15,6 +15,8 @@
 // and LAuReL's left matrix all read `an`), which saves launches in decode.
 #pragma once
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "gpu_reference/bfp_lane.h"
@@ -305,6 +307,171 @@ inline bool gemv_fast(const DevMatrix& w, const QAct& q) {
   return w.dtype == 3 && w.group >= w.cols && w.cols % 32 == 0 && q.block == 32 && q.pack != nullptr;
 }
 
+// num::acc_align(p, x, e_top) for a 32-bit block partial, given the shift
+// d = x - e_top + kAccFrac (<= kAccFrac): shift_rne's steps in 32 bits.
+__device__ inline int64_t align_i32(int32_t p, int d) {
+  if (d >= 0) return static_cast<int64_t>(p) << d;
+  const int sft = -d;
+  if (sft >= 32) return 0;  // |p| < 2^31 <= 2^(sft - 1): below half a unit
+  const uint32_t a = p < 0 ? 0u - static_cast<uint32_t>(p) : static_cast<uint32_t>(p);
+  uint32_t q = a >> sft;
+  const uint32_t rem = a & ((1u << sft) - 1u), half = 1u << (sft - 1);
+  if (rem > half || (rem == half && (q & 1u))) ++q;
+  return p < 0 ? -static_cast<int64_t>(q) : static_cast<int64_t>(q);
+}
+
+// Decode (one token): persistent warps. A task is RPW consecutive rows of
+// one segment (a.seg[s].nblk tasks each); the KSPLIT warps of a row group
+// (in one CUDA block) take the 32 * UMAX-block chunks kw of the row (rows of
+// at most KSPLIT * 32 * UMAX blocks) and add their integer sums in shared
+// memory. Row group w of the grid takes tasks w, w + NG, ... and loads the
+// weights of its next task before working on the current one, so every
+// warp keeps UMAX x RPW 16-byte loads in flight for the whole launch rather
+// than one batch per short-lived block. Lane j holds its activation blocks
+// (exponent, alignment shift, mantissa sum, dp4a pieces) for the current
+// segment. The block partials and their alignment are gemv_int4_kernel's
+// (integers, no order), so are the bits.
+template <int SPLITS, int RPW, int UMAX, int KSPLIT>
+__global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(GemvBatch a, int ntask) {
+  constexpr int kGroups = kGemvRows / KSPLIT;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, kw = warp % KSPLIT, rw = warp / KSPLIT;
+  const int NG = gridDim.x * kGroups, b0 = kw * 32 * UMAX + lane;
+  int task = blockIdx.x * kGroups + rw;
+  auto locate = [&](int k, int* seg, int* r0) {
+    int sg = 0;
+    while (sg + 1 < a.nseg && k >= a.seg[sg].nblk) k -= a.seg[sg++].nblk;
+    *seg = sg;
+    *r0 = k * RPW;
+  };
+  auto fetch = [&](int k, uint4 (&w)[UMAX][RPW]) {
+    int sg, r0;
+    locate(k, &sg, &r0);
+    const GemvSeg& g = a.seg[sg];
+    const int nb = g.q.nb;
+    const int nr = g.w.rows - r0 < RPW ? int(g.w.rows - r0) : RPW;
+    const uint4* wr = reinterpret_cast<const uint4*>(g.w.data + size_t(r0) * g.w.row_bytes);
+#pragma unroll
+    for (int u = 0; u < UMAX; ++u)
+#pragma unroll
+      for (int rr = 0; rr < RPW; ++rr)
+        if (b0 + 32 * u < nb && rr < nr) w[u][rr] = __ldcs(wr + size_t(rr) * nb + b0 + 32 * u);
+  };
+  uint4 wc[UMAX][RPW], wn[UMAX][RPW];
+  if (task < ntask) fetch(task, wc);  // weights first: they do not depend on the producer
+  pdl_begin();
+  __shared__ int64_t s_part[kGemvRows][RPW];
+  int cur = -1, emax = num::kBfpZero;
+  bool pois = false;
+  int32_t ex[UMAX], sh[UMAX], ms[UMAX], pk[UMAX][SPLITS * 8];
+  // Every warp of a block runs the same number of iterations (KSPLIT > 1:
+  // the block's warps share each task), so the barriers below are uniform.
+  for (; task < ntask; task += NG) {
+    if (task + NG < ntask) fetch(task + NG, wn);
+    int sg, r0;
+    locate(task, &sg, &r0);
+    const GemvSeg& g = a.seg[sg];
+    const int nb = g.q.nb;
+    const int nr = g.w.rows - r0 < RPW ? int(g.w.rows - r0) : RPW;
+    if (sg != cur) {
+      cur = sg;
+      const size_t q0 = size_t(g.t_in0) * nb;
+      warp_emax(g.q.exp + q0, nb, &emax, &pois);
+#pragma unroll
+      for (int u = 0; u < UMAX; ++u) {
+        const int b = b0 + 32 * u;
+        ex[u] = num::kBfpZero;
+        if (b >= nb) continue;
+        ex[u] = __ldg(g.q.exp + q0 + b);
+        sh[u] = ex[u] - emax + num::kAccFrac;
+        ms[u] = __ldg(g.q.msum + q0 + b);
+        const int4* pk4 = reinterpret_cast<const int4*>(g.q.pack + (q0 + b) * (SPLITS * 8));
+#pragma unroll
+        for (int h = 0; h < SPLITS * 2; ++h) {
+          const int4 v = __ldg(pk4 + h);
+          pk[u][4 * h] = v.x, pk[u][4 * h + 1] = v.y, pk[u][4 * h + 2] = v.z, pk[u][4 * h + 3] = v.w;
+        }
+      }
+    }
+    int64_t acc[RPW];
+#pragma unroll
+    for (int rr = 0; rr < RPW; ++rr) acc[rr] = 0;
+#pragma unroll
+    for (int u = 0; u < UMAX; ++u) {
+      if (ex[u] == num::kBfpZero || ex[u] == num::kBfpPoison) continue;
+#pragma unroll
+      for (int rr = 0; rr < RPW; ++rr) {
+        if (rr >= nr) break;
+        const uint32_t w[4] = {wc[u][rr].x, wc[u][rr].y, wc[u][rr].z, wc[u][rr].w};
+        acc[rr] += align_i32(int4_block_partial_split<SPLITS>(w, pk[u], ms[u]), sh[u]);
+      }
+    }
+#pragma unroll
+    for (int rr = 0; rr < RPW; ++rr) acc[rr] = warp_sum_i64(acc[rr]);  // in lane 0
+    if (KSPLIT > 1) {
+      if (lane == 0)
+#pragma unroll
+        for (int rr = 0; rr < RPW; ++rr) s_part[warp][rr] = acc[rr];
+      __syncthreads();
+      if (kw == 0)
+#pragma unroll
+        for (int rr = 0; rr < RPW; ++rr) {
+          int64_t sum = 0;
+          for (int k = 0; k < KSPLIT; ++k) sum += s_part[warp + k][rr];
+          acc[rr] = sum;
+        }
+      __syncthreads();
+    } else {
+#pragma unroll
+      for (int rr = 0; rr < RPW; ++rr) acc[rr] = __shfl_sync(kFull, acc[rr], 0);
+    }
+    if (kw == 0 && lane < nr) {
+      int64_t mine = acc[0];
+#pragma unroll
+      for (int rr = 1; rr < RPW; ++rr)
+        if (lane == rr) mine = acc[rr];
+      g.y[r0 + lane] = npu_epilogue(mine, emax, pois, g.w.scales[r0 + lane], g);
+    }
+#pragma unroll
+    for (int u = 0; u < UMAX; ++u)
+#pragma unroll
+      for (int rr = 0; rr < RPW; ++rr) wc[u][rr] = wn[u][rr];
+  }
+}
+
+// Grid of the persistent kernel: as many blocks as stay resident.
+template <class K>
+int persist_blocks(K* k) {
+  static int n = 0;
+  if (n == 0) {
+    int dev = 0, sms = 0, per = 0;
+    N3_CUDA(cudaGetDevice(&dev));
+    N3_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    N3_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, kGemvThreads, 0));
+    n = sms * (per > 0 ? per : 1);
+  }
+  return n;
+}
+
+inline bool gemv_persist_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("N3_CUDA_GEMV_PERSIST");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
+template <int SPLITS, int RPW, int UMAX, int KSPLIT>
+void launch_persist(const char* name, GemvBatch b, cudaStream_t s) {
+  int ntask = 0;
+  for (int i = 0; i < b.nseg; ++i) {
+    b.seg[i].nblk = ceil_div(b.seg[i].w.rows, RPW);
+    ntask += b.seg[i].nblk;
+  }
+  auto* k = gemv_int4_persist_kernel<SPLITS, RPW, UMAX, KSPLIT>;
+  const int blocks = std::min(persist_blocks(k), ceil_div(ntask, kGemvRows / KSPLIT));
+  launch(name, k, blocks, kGemvThreads, 0, s, b, ntask);
+}
+
 // NPU numerics: y = W x for every segment, T output rows each.
 inline void gemv_npu(std::vector<GemvSeg> segs, int T, cudaStream_t s, const char* name = "gemv_int4_kernel") {
   GemvBatch fast;
@@ -339,6 +506,27 @@ inline void gemv_npu(std::vector<GemvSeg> segs, int T, cudaStream_t s, const cha
   // tokens a weight load.
   int max_nb = 0;
   for (int i = 0; i < fast.nseg; ++i) max_nb = std::max(max_nb, fast.seg[i].q.nb);
+  // Decode: persistent warps (rows up to 128 blocks whole, up to 512 split
+  // over the 8 warps of a block).
+  if (T == 1 && max_nb <= 512 && gemv_persist_enabled()) {
+    if (max_nb <= 64) {
+      if (splits == 2)
+        launch_persist<2, 4, 2, 1>(name, fast, s);
+      else
+        launch_persist<3, 4, 2, 1>(name, fast, s);
+    } else if (max_nb <= 128) {
+      if (splits == 2)
+        launch_persist<2, 2, 4, 1>(name, fast, s);
+      else
+        launch_persist<3, 2, 4, 1>(name, fast, s);
+    } else {
+      if (splits == 2)
+        launch_persist<2, 4, 2, 8>(name, fast, s);
+      else
+        launch_persist<3, 4, 2, 8>(name, fast, s);
+    }
+    return;
+  }
   auto count = [&](int rpw, int ksplit) {
     int n = 0;
     for (int i = 0; i < fast.nseg; ++i) n += ceil_div(fast.seg[i].w.rows, (kGemvRows / ksplit) * rpw);

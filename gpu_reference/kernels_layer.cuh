@@ -25,6 +25,31 @@ constexpr int kMaxStreams = 8;
   const int nwarps = nthr >> 5;                                                     \
   (void)lane, (void)warp, (void)nwarps
 
+// Weights are never written, so the kernels copy the weight vectors they
+// read into shared memory before pdl_begin(): the loads overlap the tail of
+// the previous kernel instead of sitting on the chain of dependent phases.
+// The values are the same, so is every result. (A __syncthreads() must
+// follow before the copies are read; each kernel has one.)
+__device__ inline const float* stage_vec(float* dst, const float* src, int n) {
+  if (!src) return nullptr;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = __ldg(src + i);
+  return dst;
+}
+// A float32 matrix (the AltUp router) into shared memory as rows * cols floats.
+__device__ inline DevMatrix stage_f32_matrix(float* dst, DevMatrix w) {
+  for (int r = 0; r < int(w.rows); ++r) {
+    const float* src = reinterpret_cast<const float*>(w.data + r * w.row_bytes);
+    for (int c = threadIdx.x; c < int(w.cols); c += blockDim.x) dst[r * w.cols + c] = __ldg(src + c);
+  }
+  w.data = reinterpret_cast<const uint8_t*>(dst);
+  w.row_bytes = w.cols * 4;
+  return w;
+}
+// Shared floats a kernel stages for the router: S * D when it is float32.
+inline size_t router_stage_floats(const DevMatrix& router) {
+  return router.dtype == 0 ? size_t(router.rows * router.cols) : 0;
+}
+
 // embed: x0 = store(E[id] * sqrt(D)).
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
@@ -118,16 +143,21 @@ __device__ void router_block(const Ops& ops, const float* x, float* xr, const fl
 
 // predict and input_norm: m = router(h0); c = m W_pred^T;
 // pred[p] = store(h[p] + sum_q c[S p + q] h[q]); an = RMSNorm(pred[0], w_in).
-// Dynamic shared memory: 2 D floats (the vectors the reductions read).
+// Dynamic shared memory: 4 D floats (the vectors the reductions read, the
+// two norm weights) + router_stage_floats.
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
     predict_kernel(Ops ops, const float* h, float* pred, float* m_out, float* an, QAct qan, DevMatrix router,
                    DevMatrix predw, const float* router_norm, const float* in_norm, int T, int D, int S, float inv_d) {
-  pdl_begin();
   N3_ROW_IDS;
   extern __shared__ __align__(16) unsigned char dsmem[];
   float* A = reinterpret_cast<float*>(dsmem);
   float* B = A + D;
+  float* st = B + D;
+  router_norm = stage_vec(st, router_norm, D);
+  in_norm = stage_vec(st + D, in_norm, D);
+  if (router.dtype == 0) router = stage_f32_matrix(st + 2 * D, router);
+  pdl_begin();
   const int t = blockIdx.x;
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
   __shared__ float s_m[kMaxStreams], s_c[kMaxStreams * kMaxStreams];
@@ -141,7 +171,7 @@ __global__ void __launch_bounds__(kRowThreads)
     for (int p = 0; p < S; ++p) {
       float acc = 0;  // HF: a [D, S] x [S, S] matmul per token, then += h
       for (int q = 0; q < S; ++q) acc += s_c[p * S + q] * h[q * TD + row + i];
-      const float v = ops.store(h[p * TD + row + i] + acc);
+      const float v = ops.store_stream(h[p * TD + row + i] + acc);
       pred[p * TD + row + i] = v;
       if (p == 0) A[i] = v;
     }
@@ -171,8 +201,13 @@ __global__ void __launch_bounds__(kRowThreads)
     qkv_kernel(Ops ops, float* q, float* k, float* v, const float* q_norm, const float* k_norm, const float* inv_freq,
                int H, int KVH, int hd, bool owns, const int64_t* step, KvDev kv, int B, int attn_mbits,
                const float* mid, QAct qmid, int R) {
-  pdl_begin();
   N3_ROW_IDS;
+  __shared__ float s_qn[512], s_kn[512], s_freq[256];
+  q_norm = stage_vec(s_qn, q_norm, hd);
+  if (owns) k_norm = stage_vec(s_kn, k_norm, hd);
+  inv_freq = stage_vec(s_freq, inv_freq, hd / 2);
+  __syncthreads();
+  pdl_begin();
   const int t = blockIdx.x, KVD = KVH * hd;
   float* qr = q + size_t(t) * H * hd;
   float* kr = k + size_t(t) * KVD;
@@ -239,17 +274,20 @@ __global__ void __launch_bounds__(kRowThreads)
 
 // After attention and LAuReL: ag = store(a + RMSNorm(attn, w_post_attn));
 // lo = store(an + RMSNorm(lr, w_laurel)); al = store((ag + lo) / sqrt(2));
-// xn = RMSNorm(al, w_pre_ffn) (the MLP input). Dynamic shared memory: 2 D floats.
+// xn = RMSNorm(al, w_pre_ffn) (the MLP input). Dynamic shared memory: 5 D floats.
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
     post_attention_kernel(Ops ops, const float* attn, const float* lr, const float* a, const float* an,
                           const float* post_attn, const float* laurel_norm, const float* pre_ffn, float* ag, float* lo,
                           float* al, float* xn, QAct qxn, int D, float inv_sqrt2) {
-  pdl_begin();
   N3_ROW_IDS;
   extern __shared__ __align__(16) unsigned char dsmem[];
   float* A = reinterpret_cast<float*>(dsmem);
   float* B = A + D;
+  post_attn = stage_vec(B + D, post_attn, D);
+  laurel_norm = stage_vec(B + 2 * D, laurel_norm, D);
+  pre_ffn = stage_vec(B + 3 * D, pre_ffn, D);
+  pdl_begin();
   const int t = blockIdx.x;
   const size_t row = size_t(t) * D;
   __shared__ typename Ops::Norm s_n[3];
@@ -264,11 +302,11 @@ __global__ void __launch_bounds__(kRowThreads)
   }
   __syncthreads();
   for (int i = tid; i < D; i += nthr) {
-    const float g = ops.store(ops.normed(A[i], s_n[0], post_attn, i) + a[row + i]);
+    const float g = ops.store_stream(ops.normed(A[i], s_n[0], post_attn, i) + a[row + i]);
     const float l = ops.store(ops.normed(B[i], s_n[1], laurel_norm, i) + an[row + i]);
     ag[row + i] = g;
     lo[row + i] = l;
-    const float v = ops.store((g + l) * inv_sqrt2);
+    const float v = ops.store_stream((g + l) * inv_sqrt2);
     al[row + i] = v;
     A[i] = v;
   }
@@ -326,17 +364,23 @@ __global__ void __launch_bounds__(kRowThreads)
 // After the MLP: o = store(al + RMSNorm(y, w_post_ffn)); correct:
 // m2 = router(o); cc = store(m2 W_corr^T + 1);
 // corr[p] = store(pred[p] + (o - pred[0]) * cc[p]); per_layer_mix's input
-// gin = store(corr[0] * correct_output_scale). Dynamic shared memory: 2 D floats.
+// gin = store(corr[0] * correct_output_scale). Dynamic shared memory: 5 D
+// floats + router_stage_floats.
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
     post_mlp_kernel(Ops ops, const float* y, const float* al, const float* pred, float* o, float* m_out, float* corr,
                     float* gin, QAct qgin, const float* post_ffn, const float* router_norm, DevMatrix router,
                     DevMatrix corrw, const float* out_scale, int T, int D, int S, float inv_d) {
-  pdl_begin();
   N3_ROW_IDS;
   extern __shared__ __align__(16) unsigned char dsmem[];
   float* A = reinterpret_cast<float*>(dsmem);
   float* B = A + D;
+  float* st = B + D;
+  post_ffn = stage_vec(st, post_ffn, D);
+  router_norm = stage_vec(st + D, router_norm, D);
+  out_scale = stage_vec(st + 2 * D, out_scale, D);
+  if (router.dtype == 0) router = stage_f32_matrix(st + 3 * D, router);
+  pdl_begin();
   const int t = blockIdx.x;
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
   __shared__ typename Ops::Norm s_n;
@@ -349,7 +393,7 @@ __global__ void __launch_bounds__(kRowThreads)
   }
   __syncthreads();
   for (int i = tid; i < D; i += nthr) {
-    const float v = ops.store(ops.normed(A[i], s_n, post_ffn, i) + al[row + i]);
+    const float v = ops.store_stream(ops.normed(A[i], s_n, post_ffn, i) + al[row + i]);
     o[row + i] = v;
     B[i] = v;
   }
@@ -364,7 +408,7 @@ __global__ void __launch_bounds__(kRowThreads)
       const float innov = B[i] - pred[row + i];
       float c0 = 0;
       for (int p = 0; p < S; ++p) {
-        const float c = ops.store(pred[p * TD + row + i] + innov * s_cc[p]);
+        const float c = ops.store_stream(pred[p * TD + row + i] + innov * s_cc[p]);
         corr[p * TD + row + i] = c;
         if (p == 0) c0 = c;
       }
@@ -394,15 +438,16 @@ __global__ void __launch_bounds__(kRowThreads)
 }
 
 // per_layer_mix's end: add = RMSNorm(add, w_post_pl); h[0] = corr[0],
-// h[s] = store(corr[s] + add) for s >= 1: the layer's output. Dynamic shared memory: D floats.
+// h[s] = store(corr[s] + add) for s >= 1: the layer's output. Dynamic shared memory: 2 D floats.
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
     per_layer_out_kernel(Ops ops, const float* add_raw, const float* post_pl, float* add, const float* corr, float* h,
                          int T, int D, int S) {
-  pdl_begin();
   N3_ROW_IDS;
   extern __shared__ __align__(16) unsigned char dsmem[];
   float* A = reinterpret_cast<float*>(dsmem);
+  post_pl = stage_vec(A + D, post_pl, D);
+  pdl_begin();
   const int t = blockIdx.x;
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
   __shared__ typename Ops::Norm s_n;
@@ -417,7 +462,7 @@ __global__ void __launch_bounds__(kRowThreads)
     const float v = ops.normed(A[i], s_n, post_pl, i);
     add[row + i] = v;
     h[row + i] = corr[row + i];
-    for (int s = 1; s < S; ++s) h[s * TD + row + i] = ops.store(corr[s * TD + row + i] + v);
+    for (int s = 1; s < S; ++s) h[s * TD + row + i] = ops.store_stream(corr[s * TD + row + i] + v);
   }
 }
 

@@ -117,6 +117,9 @@ struct CudaModel::Impl {
   cudaStream_t s_ = nullptr;
   cudaEvent_t ev0_ = nullptr, ev1_ = nullptr;
   bool graphs_ = true;
+  bool split_attn_ = true;  // decode: attention scores over many blocks (N3_CUDA_ATTN_SPLIT=0: off)
+  int again_ = 1;  // N3_CUDA_AGAIN=1: the idempotent per-token kernels run twice (their warm-cache time)
+  DevBuf<float> scores_;    // [H, kv_rows_]: the decode token's attention scores
   int gen_ = 0;  // bumps whenever activation buffers move (captured graphs go stale)
 
   std::deque<DevBuf<uint8_t>> wdata_;
@@ -156,12 +159,13 @@ struct CudaModel::Impl {
             "backend 'cuda': numerics.kv_format = int8 is not implemented on the GPU yet (f16 and bf16 are)");
     require(cfg_.altup_streams <= kMaxStreams, "cuda: at most 8 AltUp streams");
     require(cfg_.head_dim % 2 == 0 && cfg_.head_dim <= 512, "cuda: head_dim must be even and at most 512");
-    require(8 * size_t(cfg_.hidden) <= 48 * 1024,
-            "cuda: hidden size above 6144 (per-token kernels stage 2 vectors in shared memory)");
     npu_ops_ = NpuOps{f_, float(cfg_.rms_eps)};
     ref_ops_ = RefOps{cfg_.rms_eps};
     kv_rows_ = hw.integer("kv.cap_tokens");
     if (const char* g = std::getenv("N3_CUDA_GRAPHS")) graphs_ = std::string(g) != "0";
+    if (const char* g = std::getenv("N3_CUDA_ATTN_SPLIT")) split_attn_ = std::string(g) != "0";
+    if (const char* g = std::getenv("N3_CUDA_AGAIN")) again_ = std::string(g) == "1" ? 2 : 1;
+    if (npu_) scores_.resize(size_t(cfg_.q_heads) * kv_rows_);
     N3_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
     N3_CUDA(cudaEventCreate(&ev0_));
     N3_CUDA(cudaEventCreate(&ev1_));
@@ -177,6 +181,18 @@ struct CudaModel::Impl {
                                      " bytes of shared memory (device has " +
                                      std::to_string(prop.sharedMemPerBlockOptin) + ")");
     attention_init(prop.sharedMemPerBlockOptin);
+    // The per-token kernels stage their vectors and weight vectors (and the
+    // float32 AltUp router) in shared memory.
+    require(4 * (5 + size_t(cfg_.altup_streams)) * cfg_.hidden <= smem_limit_,
+            "cuda: hidden size too large for the per-token kernels' shared memory");
+    allow_smem(predict_kernel<NpuOps>, prop.sharedMemPerBlockOptin);
+    allow_smem(predict_kernel<RefOps>, prop.sharedMemPerBlockOptin);
+    allow_smem(post_attention_kernel<NpuOps>, prop.sharedMemPerBlockOptin);
+    allow_smem(post_attention_kernel<RefOps>, prop.sharedMemPerBlockOptin);
+    allow_smem(post_mlp_kernel<NpuOps>, prop.sharedMemPerBlockOptin);
+    allow_smem(post_mlp_kernel<RefOps>, prop.sharedMemPerBlockOptin);
+    allow_smem(per_layer_out_kernel<NpuOps>, prop.sharedMemPerBlockOptin);
+    allow_smem(per_layer_out_kernel<RefOps>, prop.sharedMemPerBlockOptin);
     // The sparse MLP layers stage a gate row in shared memory (mlp_act_kernel).
     const int ffn_smem = ffn_max() * 4;
     require(size_t(ffn_smem) <= prop.sharedMemPerBlockOptin, "cuda: intermediate size too large for the top-k stage");
@@ -441,7 +457,9 @@ struct CudaModel::Impl {
 
     // predict: router, coefficients, pred; an = RMSNorm(pred[0]).
     with_ops([&](auto ops) {
-      launch("predict_kernel", predict_kernel<decltype(ops)>, T, kRowThreads, 8 * size_t(D), s_, ops, h_.get(),
+      for (int rep = 0; rep < again_; ++rep)
+        launch(rep ? "predict_kernel (again)" : "predict_kernel", predict_kernel<decltype(ops)>, T, kRowThreads,
+             4 * (4 * size_t(D) + router_stage_floats(w.router)), s_, ops, h_.get(),
              pred_.get(), m_.get(), an_.get(), qan_.q, w.router, w.pred, w.router_norm, w.in_norm, T, D, S, inv_d);
     });
     rec(Op::Router, l, {T, S}, m_.get());
@@ -467,7 +485,8 @@ struct CudaModel::Impl {
 
     // ag = a + RMSNorm(attn); lo = an + RMSNorm(lr); al = (ag + lo) / sqrt(2); xn = RMSNorm(al).
     with_ops([&](auto ops) {
-      launch("post_attention_kernel", post_attention_kernel<decltype(ops)>, T, kRowThreads, 8 * size_t(D), s_, ops,
+      for (int rep = 0; rep < again_; ++rep)
+        launch(rep ? "post_attention_kernel (again)" : "post_attention_kernel", post_attention_kernel<decltype(ops)>, T, kRowThreads, 20 * size_t(D), s_, ops,
              attn_.get(), lr_.get(), pred_.get(), an_.get(), w.post_attn, w.laurel_norm, w.pre_ffn, ag_.get(),
              lo_.get(), al_.get(), xn_.get(), qxn_.q, D, inv_sqrt2);
     });
@@ -480,7 +499,9 @@ struct CudaModel::Impl {
 
     // o = al + RMSNorm(y); correct; gin = corr[0] * scale.
     with_ops([&](auto ops) {
-      launch("post_mlp_kernel", post_mlp_kernel<decltype(ops)>, T, kRowThreads, 8 * size_t(D), s_, ops, y_.get(),
+      for (int rep = 0; rep < again_; ++rep)
+        launch(rep ? "post_mlp_kernel (again)" : "post_mlp_kernel", post_mlp_kernel<decltype(ops)>, T, kRowThreads,
+             4 * (5 * size_t(D) + router_stage_floats(w.router)), s_, ops, y_.get(),
              al_.get(), pred_.get(), o_.get(), m2_.get(), corr_.get(), gin_.get(), qgin_.q, w.post_ffn, w.router_norm,
              w.router, w.corr, cfg_.altup_correct_scale ? w.out_scale : nullptr, T, D, S, inv_d);
     });
@@ -499,7 +520,8 @@ struct CudaModel::Impl {
     requantize(f_pl_.get(), P, T, qf_, qf_.q.lane_quantised());
     linear("gemv pl_proj", {{w.pl_proj, f_pl_.get(), qf_.q, addraw_.get()}}, T);
     with_ops([&](auto ops) {
-      launch("per_layer_out_kernel", per_layer_out_kernel<decltype(ops)>, T, kRowThreads, 4 * size_t(D), s_, ops,
+      for (int rep = 0; rep < again_; ++rep)
+        launch(rep ? "per_layer_out_kernel (again)" : "per_layer_out_kernel", per_layer_out_kernel<decltype(ops)>, T, kRowThreads, 8 * size_t(D), s_, ops,
              addraw_.get(), w.post_pl, add_.get(), corr_.get(), h_.get(), T, D, S);
     });
     rec(Op::PleOut, l, {T, D}, add_.get());
@@ -537,8 +559,12 @@ struct CudaModel::Impl {
     a.window = cfg_.is_global(l) ? 0 : cfg_.sliding_window;
     a.ctx = ctx_.get();
     a.qctx = qctx_.q;
+    if (npu_ && T == 1 && split_attn_) {
+      a.scores = scores_.get();
+      a.sld = int(kv_rows_);
+    }
     const int nmax = int(a.window > 0 ? std::min<int64_t>(a.window, kv_rows_) : attn_bound_);
-    gpu::attention(a, npu_, f_, nmax, smem_limit_, s_);
+    for (int rep = 0; rep < again_; ++rep) gpu::attention(a, npu_, f_, nmax, smem_limit_, s_);
     rec(Op::AttnCtx, l, {T, H * hd}, ctx_.get());
     requantize(ctx_.get(), H * hd, T, qctx_, qctx_.q.lane_quantised() && hd % 32 == 0);
   }

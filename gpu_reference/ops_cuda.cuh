@@ -30,6 +30,8 @@ struct NpuOps {
   using CS = float2;
 
   __device__ float store(float x) const { return round_act(f.act, x); }
+  // NpuKernels::store_stream: the residual-carrying tensors (pred, ag, al, o, corr, h).
+  __device__ float store_stream(float x) const { return round_act(f.stream, x); }
   __device__ float tanh(float x) const { return round_act(f.act, num::tanh_sfu(x)); }
   __device__ float gelu(float x) const { return round_act(f.act, num::gelu_tanh_sfu(x)); }
   __device__ float to_kv(float x) const {
@@ -39,18 +41,18 @@ struct NpuOps {
   // rmsnorm: r = rsqrt(sumsq * (1/n) + eps); y_i = RNE((x_i * r) * w_i).
   __device__ Norm norm(const float* x, int n) const {
     const float ss = warp_tree_sum(n, [x](int i) { return x[i] * x[i]; });
-    return num::rsqrt_rn(ss * num::inv_count(n) + eps);
+    return rsqrt_rn_fast(ss * num::inv_count(n) + eps);
   }
   __device__ float normed(float x, Norm r, const float* w, int i) const {
     return round_act(f.act, w ? (x * r) * w[i] : x * r);
   }
   __device__ float rms(const float* x, int n) const {
-    return num::sqrt_rn(warp_tree_sum(n, [x](int i) { return x[i] * x[i]; }) * num::inv_count(n));
+    return sqrt_rn_fast(warp_tree_sum(n, [x](int i) { return x[i] * x[i]; }) * num::inv_count(n));
   }
   // match_magnitude: f = target / sqrt(max(mean(x^2), floor)); x_i = RNE(x_i * f).
   __device__ Mag mag(const float* x, int n, float target, float floor) const {
     const float ms = warp_tree_sum(n, [x](int i) { return x[i] * x[i]; }) * num::inv_count(n);
-    return target * num::recip(num::sqrt_rn(num::nmax(ms, floor)));
+    return target * num::recip(sqrt_rn_fast(num::nmax(ms, floor)));
   }
   __device__ float magged(float x, Mag m) const { return round_act(f.act, x * m); }
   // Gaussian top-k threshold: mean + mult * std (two passes).
@@ -63,7 +65,7 @@ struct NpuOps {
                                       return d * d;
                                     }) *
                       inv;
-    return mean + mult * num::sqrt_rn(var);
+    return mean + mult * sqrt_rn_fast(var);
   }
   __device__ float cutted(float x, Cut t) const {
     const float d = x - t;
@@ -100,6 +102,7 @@ struct RefOps {
   using CS = double2;
 
   __device__ float store(float x) const { return x; }
+  __device__ float store_stream(float x) const { return x; }
   __device__ float tanh(float x) const { return float(::tanh(double(x))); }
   __device__ float gelu(float x) const {
     const double k = ::sqrt(2.0 / M_PI), v = x;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "golden/numerics/mac.h"
+#include "golden/numerics/sfu.h"
 #include "gpu_reference/bfp_lane.h"
 
 namespace n3 {
@@ -68,6 +69,28 @@ TEST(CudaHelpers, FastActivationRoundingEqualsTheCore) {
       for (uint32_t m : {0u, 1u, 0x7fffu, 0x8000u, 0x8001u, 0x18000u, 0x7f8000u, 0x7fffffu, 0x7f7fffu})
         check(sgn | e << 23 | m);
   std::printf("round_act: %lld patterns equal to num::round_to in f32, bf16, f16\n", (long long)checked);
+}
+
+TEST(CudaHelpers, FastSqrtAndRsqrtEqualTheCore) {
+  int64_t checked = 0;
+  auto check = [&](uint32_t u) {
+    const float x = num::u2f(u);
+    ASSERT_EQ(num::f2u(gpu::sqrt_rn_fast(x)), num::f2u(num::sqrt_rn(x))) << "sqrt, bits 0x" << std::hex << u;
+    ASSERT_EQ(num::f2u(gpu::rsqrt_rn_fast(x)), num::f2u(num::rsqrt_rn(x))) << "rsqrt, bits 0x" << std::hex << u;
+    ++checked;
+  };
+  for (uint64_t u = 0; u < (uint64_t(1) << 32); u += 1021) check(uint32_t(u));
+  // Every binade's edges, both signs, and the specials.
+  for (uint32_t e = 0; e < 256; ++e)
+    for (uint32_t sgn : {0u, 0x80000000u})
+      for (uint32_t m : {0u, 1u, 2u, 3u, 0x3fffffu, 0x400000u, 0x400001u, 0x7ffffeu, 0x7fffffu}) check(sgn | e << 23 | m);
+  // Exact squares k^2 * 2^(2j) and their neighbours (the sticky-free results).
+  for (uint32_t k = 1; k < 4096; ++k)
+    for (int j = -70; j <= 60; j += 13) {
+      const uint32_t u = num::f2u(std::ldexp(float(k) * float(k), 2 * j));
+      for (uint32_t d : {u - 1, u, u + 1}) check(d);
+    }
+  std::printf("sqrt_rn_fast, rsqrt_rn_fast: %lld patterns equal to num::sqrt_rn, num::rsqrt_rn\n", (long long)checked);
 }
 
 TEST(CudaHelpers, LaneQuantiserEqualsTheCoreBlockQuantiser) {
