@@ -133,8 +133,14 @@ int cmd_sim_model(const Args& a) {
   if (run) run->set_label("prefill");
 #endif
   for (size_t b = 0; b < ids.size(); b += step) {
+#ifdef N3_HAVE_SYSTEMC
+    const size_t before = run ? run->totals().runs.size() : 0;
+#endif
     fm->forward(std::vector<int32_t>(ids.begin() + long(b), ids.begin() + long(std::min(ids.size(), b + step))),
                 Phase::Prefill, r);
+#ifdef N3_HAVE_SYSTEMC
+    if (run) run->relabel_before_last(before, "preload");
+#endif
     progress.step("prefill chunk", b / step + 1, chunks, cycles());
   }
 #ifdef N3_HAVE_SYSTEMC

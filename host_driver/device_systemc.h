@@ -31,6 +31,12 @@ class SystemcRunner {
   FuncModel::Runner runner();
   // Labels the following runs in the stats' `runs` list ("prefill", "decode").
   void set_label(std::string l) { label_ = std::move(l); }
+  // Relabels runs [from, last): one model step runs one program, so any
+  // earlier ones of that step are the model's one-time programs (the preload
+  // of L2-resident weights).
+  void relabel_before_last(size_t from, const std::string& l) {
+    for (size_t i = from; i + 1 < totals_.runs.size(); ++i) totals_.runs[i].first = l;
+  }
   const sc::Totals& totals() const { return totals_; }
   // The functional core's instruction, byte and MAC counts, summed.
   const sim::Stats& counts() const { return counts_; }

@@ -58,11 +58,16 @@ TEST(SystemcModel, TimingOnlyFromYamlGivesTheFullModeCycles) {
   EXPECT_TRUE(b["timing_only"].get<bool>());
   EXPECT_GT(a["total_cycles"].get<double>(), 0.0);
   EXPECT_EQ(a["total_cycles"], b["total_cycles"]);
-  // Program by program: 4 prefill chunks (13 = 4 + 4 + 4 + 1), then 2 decode steps.
-  ASSERT_EQ(a["runs"].size(), 6u);
+  // Program by program: 4 prefill chunks (13 = 4 + 4 + 4 + 1), then 2 decode
+  // steps, after the one-time preload of L2-resident weights where there is one.
   ASSERT_EQ(a["runs"], b["runs"]);
-  EXPECT_EQ(a["runs"][0]["program"], "prefill");
-  EXPECT_EQ(a["runs"][5]["program"], "decode");
+  std::map<std::string, int> programs;
+  for (const json& r : a["runs"]) ++programs[r["program"].get<std::string>()];
+  EXPECT_EQ(programs["prefill"], 4) << a["runs"].dump();
+  EXPECT_EQ(programs["decode"], 2) << a["runs"].dump();
+  EXPECT_LE(programs["preload"], 1) << a["runs"].dump();
+  EXPECT_EQ(a["runs"].size(), size_t(programs["prefill"] + programs["decode"] + programs["preload"]));
+  EXPECT_EQ(a["runs"].back()["program"], "decode");
   double sum = 0;
   for (const json& r : a["runs"]) sum += r["cycles"].get<double>();
   EXPECT_NEAR(sum, a["total_cycles"].get<double>(), 1e-6 * sum);
@@ -175,7 +180,8 @@ TEST(SystemcModel, E4bDecodeTokenNearTheRoofline) {
   ASSERT_NE(at, std::string::npos) << e.out;
   const double roof = std::stod(e.out.substr(at + key.size()));
   const json j = read_json(dir + "/s.json");
-  const double tok_s = 1.0 / j["time_s"].get<double>();
+  // The token's own program (the last run; a preload of resident weights may precede it).
+  const double tok_s = j["core_mhz"].get<double>() * 1e6 / j["runs"].back()["cycles"].get<double>();
   EXPECT_GE(tok_s, 0.9 * roof) << "modelled " << tok_s << " tok/s, roofline " << roof;
   EXPECT_LE(tok_s, 1.01 * roof) << "modelled " << tok_s << " tok/s beats the roofline " << roof;
   EXPECT_LT(read_file_bytes(dir + "/t.json").size(), 100u << 20);

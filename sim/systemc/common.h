@@ -71,6 +71,7 @@ struct Context {
   std::exception_ptr error;  // first exception of any unit; the run stops
   std::array<uint64_t, kEngines> completed{}, dispatched{};
   bool halted = false;
+  double run_start_ps = 0;  // this run's start: a unit idle since an earlier run counts from here
 
   sc_core::sc_time ps(double v) const { return sc_core::sc_time(v, sc_core::SC_PS); }
   double now_ps() const { return sc_core::sc_time_stamp().to_seconds() * 1e12; }

@@ -25,7 +25,7 @@ void EngineUnit::run() {
     while (true) {
       double t0 = c_.now_ps();
       queue.read();
-      st.stall_ps["idle"] += c_.now_ps() - t0;
+      st.stall_ps["idle"] += c_.now_ps() - std::max(t0, c_.run_start_ps);
       const sim::Issued in = std::move(pending_.front());
       pending_.pop_front();
       t0 = c_.now_ps();

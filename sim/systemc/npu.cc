@@ -1,5 +1,6 @@
 #include "sim/systemc/npu.h"
 
+#include <omp.h>
 #include <systemc>
 
 #include <chrono>
@@ -152,9 +153,20 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   top->ddr.reset_counts();
   top->l2.reset_counts();
   const double t0 = c->now_ps();
+  c->run_start_ps = t0;
   top->ctl.go = true;
   top->ctl.start.notify(sc_core::SC_ZERO_TIME);
+  // The units run the functional core's effects from SystemC threads, one
+  // instruction at a time; the GEMV kernels' OpenMP team, forked once per
+  // instruction, cost more than it saved (tiny, 13 + 24 tokens: 0.13 s on one
+  // thread, 0.3 to 25 s on two depending on the machine's load, because the
+  // team spins while the simulation kernel switches threads). One thread
+  // unless OMP_NUM_THREADS asks otherwise.
+  const bool pinned = std::getenv("OMP_NUM_THREADS") != nullptr;
+  const int threads = omp_get_max_threads();
+  if (!pinned) omp_set_num_threads(1);
   sc_core::sc_start();
+  if (!pinned) omp_set_num_threads(threads);
   if (c->error) {
     el.broken = true;
     std::rethrow_exception(c->error);
