@@ -32,6 +32,9 @@ class Emitter {
   // Allocates an L2 buffer (16-byte aligned).
   Buf l2(int64_t rows, int64_t cols, const std::string& dtype);
   uint64_t l2_high_water() const { return l2_top_; }
+  // Registers L2 bytes placed by someone else (resident weights) as a buffer
+  // of this program, so views into them verify and order like any other.
+  void reserve_l2(uint64_t base, uint64_t bytes) { allocs_.push_back({base, bytes}); }
   // Every allocation: (base, bytes).
   const std::vector<std::pair<uint64_t, uint64_t>>& l2_allocs() const { return allocs_; }
 

@@ -22,6 +22,12 @@ const Placed& Layout::at(const std::string& name) const {
   return c->second;
 }
 
+const Resident* Layout::resident_of(const std::string& name) const {
+  for (const Resident& r : resident)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
 Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int max_chunk) {
   require(f.weight_scale == num::WScale::PerRow,
           "compiler: only numerics.weight_scale = per_row is lowered (is " + std::string(num::wscale_name(f.weight_scale)) + ")");
@@ -29,6 +35,7 @@ Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits
   require(max_chunk >= 1, "compiler: max_chunk must be >= 1");
   Layout lay;
   lay.max_chunk = max_chunk;
+  lay.l2_resident_base = hw.l2;
   uint64_t at = 0;
   auto place = [&](Placed p) {
     const uint64_t br = uint64_t(p.rows / p.blocks);

@@ -38,6 +38,20 @@ struct Ring {
 struct HwLimits {
   uint64_t ddr = 0, l2 = 0, wbuf = 0;
   int64_t kv_cap = 8192;
+  // Bytes the memory roofline moves in one DDR latency: what a small read
+  // costs beyond its size (the residency planner's weighting; 0: size only).
+  uint64_t ddr_latency_bytes = 0;
+};
+
+// A weight held in L2 for the whole run (compiler/residency.h): a byte-exact
+// copy of its DDR image (data blocks, then scales), loaded once by the
+// preload program and only read by the forward programs.
+struct Resident {
+  std::string name;
+  uint64_t l2_base = 0, l2_scale_base = 0;  // scale_base: INT4 only
+  uint64_t data_bytes = 0, scale_bytes = 0;
+  int uses = 0;         // reads per decode token
+  double score = 0;     // DDR bytes saved per token per L2 byte
 };
 
 struct Layout {
@@ -49,8 +63,13 @@ struct Layout {
   uint64_t logits = 0, logits_bytes = 0;  // F32 [max_chunk, V]
   uint64_t ddr_end = 0;                   // DDR footprint
   int max_chunk = 1;
+  // L2 from l2_resident_base up holds resident weights (none: == the L2 size);
+  // activations of every program stay below it.
+  uint64_t l2_resident_base = 0;
+  std::vector<Resident> resident;         // in priority order
 
   const Placed& at(const std::string& name) const;
+  const Resident* resident_of(const std::string& name) const;
 };
 
 // `max_chunk` bounds the prefill chunk (sliding rings hold window + max_chunk - 1 positions).

@@ -89,14 +89,20 @@ class Lowering {
     require(T_ >= 1 && T_ <= lay.max_chunk, "compiler: chunk " + num(T_) + " exceeds the memory plan's " + num(lay.max_chunk));
     mv_ = T_ > 1 ? "gemm.mv" : "gemv.mv";
     mv_engine_ = T_ > 1 ? Emitter::GEMM : Emitter::GEMV;
+    for (const Resident& r : lay.resident) {
+      e_.reserve_l2(r.l2_base, r.data_bytes);
+      if (r.scale_bytes) e_.reserve_l2(r.l2_scale_base, r.scale_bytes);
+    }
   }
 
   Compiled run();
 
  private:
   // DDR views of weights.
-  Buf w(const std::string& name) const {
+  // DDR views of weights, or of their L2 copies where the residency plan holds them.
+  Buf w(const std::string& name) {
     const Placed& p = lay_.at(name);
+    ++uses_[name];
     Buf b;
     b.space = "ddr";
     b.dtype = p.int4 ? "int4" : "f32";
@@ -105,6 +111,11 @@ class Lowering {
     b.cols = p.cols;
     b.stride = int64_t(p.row_bytes());
     b.scale_base = p.scale_base;
+    if (const Resident* r = lay_.resident_of(name)) {
+      b.space = "l2";
+      b.base = r->l2_base;
+      b.scale_base = r->l2_scale_base;
+    }
     return b;
   }
   // pli as [T * L, P] rows, and layer l's [T, P] slice.
@@ -160,6 +171,7 @@ class Lowering {
   const int T_;
   Emitter e_;
   Bufs b_;
+  std::map<std::string, int> uses_;
   std::string mv_;
   Emitter::Engine mv_engine_;
 };
@@ -429,6 +441,11 @@ Compiled Lowering::run() {
   c.text = e_.finish(opt_.chain);
   c.accesses = e_.accesses();
   c.program = isa::assemble(c.text, "compiled.s");
+  c.weight_uses = uses_;
+  for (const Resident& r : lay_.resident) {
+    c.resident.push_back({r.l2_base, r.data_bytes});
+    if (r.scale_bytes) c.resident.push_back({r.l2_scale_base, r.scale_bytes});
+  }
   return c;
 }
 
@@ -443,6 +460,9 @@ Compiled compile_forward(const ModelConfig& cfg, const Layout& lay, const num::F
   require(c.l2_high_water <= hw.l2, "compiler: the " + std::to_string(opt.tokens) + "-token program needs " +
                                         std::to_string(c.l2_high_water) + " bytes of L2, more than the " +
                                         std::to_string(hw.l2) + " the hardware has");
+  require(c.l2_high_water <= lay.l2_resident_base,
+          "compiler: the " + std::to_string(opt.tokens) + "-token program needs " + std::to_string(c.l2_high_water) +
+              " bytes of L2, but resident weights hold L2 from " + std::to_string(lay.l2_resident_base));
   return c;
 }
 

@@ -4,6 +4,7 @@
 // from the DDR input region; the program is the same for every step.
 // docs/compiler.md describes the lowering and shows one layer's listing.
 #pragma once
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,8 @@ struct Compiled {
   std::vector<std::pair<uint64_t, uint64_t>> l2_allocs;  // the L2 buffers: (base, bytes)
   std::vector<std::vector<Emitter::Access>> accesses;    // per instruction (sys.halt: none)
   int instructions = 0;
+  std::map<std::string, int> weight_uses;                // weight name -> instructions reading it
+  std::vector<std::pair<uint64_t, uint64_t>> resident;   // read-only L2 ranges: (base, bytes)
 };
 
 Compiled compile_forward(const ModelConfig& cfg, const Layout& lay, const num::Formats& f, const HwLimits& hw,

@@ -31,6 +31,13 @@ std::vector<std::string> verify_compiled(const Compiled& c, const HwLimits& hw) 
     if (i + 1 < a.size() && a[i].first + a[i].second > a[i + 1].first)
       out.push_back("L2 buffers at " + std::to_string(a[i].first) + " and " + std::to_string(a[i + 1].first) + " overlap");
   }
+  // Resident weights are loaded once by the preload program and only read here.
+  for (size_t i = 0; i < c.accesses.size(); ++i)
+    for (const Emitter::Access& x : c.accesses[i])
+      for (const auto& r : c.resident)
+        if (x.write && x.space == 1 && x.lo < r.first + r.second && r.first < x.hi)
+          out.push_back("instruction " + std::to_string(i) + " writes resident weights (L2 " +
+                        std::to_string(r.first) + ")");
   for (size_t s = 1; s < p.descs.size(); ++s) {
     const isa::DescRecord d = isa::decode_desc(p.descs[s].data());
     const std::string who = "descriptor " + std::to_string(s) + " (" + p.name_of(isa::SymKind::Desc, uint32_t(s)) + ")";

@@ -9,6 +9,7 @@
 
 #include "compiler/layout.h"
 #include "compiler/lower.h"
+#include "compiler/residency.h"
 #include "golden/error.h"
 #include "golden/file_util.h"
 #include "golden/hw_config.h"
@@ -20,14 +21,21 @@
 
 namespace n3::cli {
 
+namespace {
+uint64_t hw_l2_resident(const comp::Layout& lay, const comp::HwLimits& lim) { return lim.l2 - lay.l2_resident_base; }
+}  // namespace
+
 int cmd_compile(const Args& a) {
   po::options_description d("n3 compile options");
   std::string model, hw, out;
   int chunk = 0;
+  int64_t resident = -1;
   d.add_options()("model", po::value(&model)->required(), "model YAML, checkpoint dir or .n3w file")(
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file")(
       "out,o", po::value(&out)->required(), "output directory")(
       "chunk", po::value(&chunk)->default_value(0), "largest prefill chunk (0: the largest that fits L2)")(
+      "resident-bytes", po::value(&resident)->default_value(-1),
+      "L2 bytes for resident weights at most (-1: all the programs leave free; 0: stream every weight)")(
       "force", "overwrite a non-empty output directory");
   po::variables_map vm;
   if (!parse_args("compile", a, d, {}, vm, "n3 compile --model M --hw H.yaml -o DIR")) return kExitOk;
@@ -41,7 +49,11 @@ int cmd_compile(const Args& a) {
   const int fit = comp::largest_chunk(cfg, f, lim);
   require(chunk <= fit, "n3 compile: chunk " + std::to_string(chunk) + " does not fit L2 (largest " + std::to_string(fit) + ")");
   const int maxc = chunk > 0 ? chunk : fit;
-  const comp::Layout lay = comp::plan_layout(cfg, f, lim, maxc);
+  require(resident >= -1, "n3 compile: --resident-bytes must be -1 or more");
+  comp::Layout lay = comp::plan_layout(cfg, f, lim, maxc);
+  comp::ResidencyOptions ro;
+  ro.max_bytes = resident;
+  comp::plan_residency(lay, cfg, f, lim, ro);
   nlohmann::ordered_json rep;
   rep["model"] = model;
   rep["hw"] = hwc.name;
@@ -53,12 +65,27 @@ int cmd_compile(const Args& a) {
   rep["ddr_kv_bytes"] = kv;
   rep["l2_capacity"] = lim.l2;
   rep["max_chunk"] = maxc;
+  const uint64_t res_bytes = comp::resident_bytes(lay);
+  rep["l2_resident_base"] = lay.l2_resident_base;
+  rep["resident_weight_bytes"] = res_bytes;
+  rep["streamed_weight_bytes"] = lay.weights_end - res_bytes;  // read from DDR by the GEMV/GEMM/SFU/DMA
+  rep["weight_tile_bytes"] = lim.wbuf / 2;  // the GEMV streams through half the weight buffers, double-buffered
+  for (const comp::Resident& x : lay.resident)
+    rep["resident"].push_back({{"name", x.name}, {"bytes", x.data_bytes + x.scale_bytes}, {"uses", x.uses},
+                               {"l2_base", x.l2_base}});
   require(lay.ddr_end <= lim.ddr, "n3 compile: the DDR image needs " + std::to_string(lay.ddr_end) +
                                       " bytes, more than the " + std::to_string(lim.ddr) + " of " + hwc.name);
   prepare_output_dir(out, force);
   std::vector<int> sizes = {1};
   if (maxc > 1) sizes.push_back(maxc);
   uint64_t l2_max = 0;
+  if (!lay.resident.empty()) {
+    const comp::Compiled c = comp::compile_preload(lay, lim);
+    const std::vector<uint8_t> bin = isa::serialize(c.program);
+    write_file_atomic(out + "/preload.n3p", std::string(bin.begin(), bin.end()));
+    write_file_atomic(out + "/preload.s", c.text);
+    rep["preload"] = {{"file", "preload.n3p"}, {"instructions", c.instructions}};
+  }
   for (int T : sizes) {
     const auto t0 = std::chrono::steady_clock::now();
     comp::CompileOptions o;
@@ -84,11 +111,14 @@ int cmd_compile(const Args& a) {
   }
   rep["l2_high_water"] = l2_max;
   write_file_atomic(out + "/report.json", rep.dump(1) + "\n");
-  std::printf("DDR %llu of %llu bytes (%.1f%%, %llu free); L2 high-water %llu of %llu bytes (%llu free); max chunk %d\n",
+  std::printf("DDR %llu of %llu bytes (%.1f%%, %llu free); L2 high-water %llu + %llu resident of %llu bytes (%llu free); max chunk %d\n",
               static_cast<unsigned long long>(lay.ddr_end), static_cast<unsigned long long>(lim.ddr),
               100.0 * double(lay.ddr_end) / double(lim.ddr), static_cast<unsigned long long>(lim.ddr - lay.ddr_end),
-              static_cast<unsigned long long>(l2_max), static_cast<unsigned long long>(lim.l2),
-              static_cast<unsigned long long>(lim.l2 - l2_max), maxc);
+              static_cast<unsigned long long>(l2_max), static_cast<unsigned long long>(hw_l2_resident(lay, lim)),
+              static_cast<unsigned long long>(lim.l2), static_cast<unsigned long long>(lay.l2_resident_base - l2_max), maxc);
+  std::printf("weights: %zu tensors resident in L2 (%llu bytes, loaded once by preload.n3p); %llu bytes stay in DDR, streamed through %llu-byte weight-buffer tiles\n",
+              lay.resident.size(), static_cast<unsigned long long>(res_bytes),
+              static_cast<unsigned long long>(lay.weights_end - res_bytes), static_cast<unsigned long long>(lim.wbuf / 2));
   return kExitOk;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "compiler/residency.h"
 #include "golden/dump_ops.h"
 #include "golden/error.h"
 #include "host_driver/numerics_select.h"
@@ -24,6 +25,14 @@ Shape golden_shape(Op op, const ModelConfig& c, int64_t T, int64_t rows, int64_t
     default: return {rows, cols};
   }
 }
+
+// The model's memory lives in FuncModel between programs; each program's
+// simulator borrows it for its run.
+struct Restore {
+  sim::FuncSim& s;
+  sim::Memory& m;
+  ~Restore() { std::swap(s.memory(), m); }
+};
 
 bool parse_capture(const std::string& name, Op* op, int* layer) {
   std::string rest = name;
@@ -51,6 +60,12 @@ comp::HwLimits hw_limits(const HwConfig& hw) {
   h.l2 = uint64_t(hw.integer("memory.l2_bytes"));
   h.wbuf = uint64_t(hw.integer("memory.weight_fifos") * hw.integer("memory.weight_fifo_bytes"));
   h.kv_cap = hw.integer("kv.cap_tokens");
+  if (hw.has("timing.ddr_latency_ns")) {  // one latency at the memory roofline, in bytes
+    const double gbps = std::min(hw.num("memory.ddr_peak_gbps") * hw.num("memory.ddr_efficiency"),
+                                 hw.num("memory.hp_ports") * hw.num("memory.hp_port_bits") / 8 *
+                                     hw.num("clocks.axi_mhz") / 1000);
+    h.ddr_latency_bytes = uint64_t(std::llround(hw.num("timing.ddr_latency_ns") * gbps));
+  }
   return h;
 }
 
@@ -71,6 +86,7 @@ void FuncModel::plan(int max_chunk) {
   require(max_chunk <= fit, "func: chunk " + std::to_string(max_chunk) + " does not fit L2 (largest " +
                                 std::to_string(fit) + ")");
   lay_ = comp::plan_layout(cfg_, f_, hw_, max_chunk > 0 ? max_chunk : fit);
+  comp::plan_residency(lay_, cfg_, f_, hw_);
   require(lay_.ddr_end <= hw_.ddr, "func: the DDR image needs " + std::to_string(lay_.ddr_end) +
                                        " bytes, more than the hardware's " + std::to_string(hw_.ddr));
   sim::Capacities caps{hw_.ddr, hw_.l2, hw_.wbuf};
@@ -84,6 +100,14 @@ void FuncModel::seek(int64_t pos) {
   require(pos >= 0 && pos < hw_.kv_cap, "func: position " + std::to_string(pos) + " outside the KV cap of " +
                                             std::to_string(hw_.kv_cap) + " tokens");
   pos_ = pos;
+}
+
+sim::SimOptions FuncModel::sim_options() const {
+  sim::SimOptions opt;
+  opt.formats = f_;
+  opt.caps = {hw_.ddr, hw_.l2, hw_.wbuf};
+  opt.effects = !timing_only();
+  return opt;
 }
 
 const comp::Compiled& FuncModel::program(int T) {
@@ -101,18 +125,21 @@ Tensor FuncModel::forward(const std::vector<int32_t>& ids, Phase ph, Recorder* r
                                              std::to_string(lay_.max_chunk) + ")");
   for (int32_t id : ids) require(id >= 0 && id < cfg_.vocab, "func: token id " + std::to_string(id) + " out of range");
   require(pos_ + T <= hw_.kv_cap, "func: the sequence would pass the KV cap of " + std::to_string(hw_.kv_cap) + " tokens");
+  if (!lay_.resident.empty() && !preload_) {  // once, before the first forward program
+    preload_ = std::make_unique<comp::Compiled>(comp::compile_preload(lay_, hw_));
+    sim::FuncSim s(preload_->program, sim_options());
+    std::swap(s.memory(), *mem_);
+    const Restore back{s, *mem_};
+    if (runner_) {
+      load_sim_ps_ = runner_(s, *preload_);
+    } else {
+      s.run();
+    }
+  }
   const comp::Compiled& c = program(int(T));
-  sim::SimOptions opt;
-  opt.formats = f_;
-  opt.caps = {hw_.ddr, hw_.l2, hw_.wbuf};
-  opt.effects = !timing_only();
-  sim::FuncSim s(c.program, opt);
+  sim::FuncSim s(c.program, sim_options());
   std::swap(s.memory(), *mem_);
-  struct Restore {
-    sim::FuncSim& s;
-    sim::Memory& m;
-    ~Restore() { std::swap(s.memory(), m); }
-  } restore{s, *mem_};
+  const Restore restore{s, *mem_};
   // Run-time inputs: pos0, positions[T], ids[T].
   sim::SpaceMemory& ddr = s.memory().space(isa::Space::DDR);
   std::vector<int32_t> in(size_t(4 + 2 * lay_.max_chunk), 0);

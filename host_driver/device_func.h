@@ -51,9 +51,15 @@ class FuncModel {
   void seek(int64_t pos);
   const comp::Compiled& program(int T);
   double last_sim_ps() const { return last_sim_ps_; }
+  // The weights the plan keeps in L2, and the simulated time of the preload
+  // program that copied them there (run once, before the first forward;
+  // negative: not run yet or no simulated time).
+  const comp::Layout& layout() const { return lay_; }
+  double load_sim_ps() const { return load_sim_ps_; }
 
  private:
   void plan(int max_chunk);
+  sim::SimOptions sim_options() const;
   std::shared_ptr<const WeightSource> w_;
   ModelConfig cfg_;
   num::Formats f_;
@@ -65,6 +71,8 @@ class FuncModel {
   int64_t pos_ = 0;
   Runner runner_;
   double last_sim_ps_ = -1;
+  std::unique_ptr<comp::Compiled> preload_;
+  double load_sim_ps_ = -1;
 };
 
 std::unique_ptr<Device> make_func_device(const DeviceOptions& opt);
