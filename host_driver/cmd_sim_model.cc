@@ -59,6 +59,7 @@ int cmd_sim_model(const Args& a) {
   po::options_description d("n3 sim (model form) options");
   std::string backend, model, hw, ids_path, feed_path, dump, stats, trace;
   int chunk = 0;
+  int64_t resident = -1;
   d.add_options()("backend", po::value(&backend)->required(), "func | systemc")(
       "model", po::value(&model)->required(), "checkpoint dir or .n3w file (--timing-only: also a model YAML)")(
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file")(
@@ -68,6 +69,8 @@ int cmd_sim_model(const Args& a) {
       "force", "overwrite a non-empty dump directory")(
       "dump-all", "capture every operator output the programs materialise, not only logits and layers")(
       "chunk", po::value(&chunk)->default_value(0), "prefill chunk (0: the largest that fits L2)")(
+      "resident-bytes", po::value(&resident)->default_value(-1),
+      "L2 bytes for resident weights at most (-1: all the programs leave free; 0: stream every weight)")(
       "timing-only", "systemc: timing without weights or arithmetic (same cycles; no dump)")(
       "stats", po::value(&stats), "systemc: statistics JSON summed over every program run")(
       "trace", po::value(&trace), "systemc: Chrome/Perfetto trace JSON, one track per unit")(
@@ -79,6 +82,7 @@ int cmd_sim_model(const Args& a) {
     return kExitOk;
   require(backend == "func" || backend == "systemc", "--backend must be func or systemc (is '" + backend + "')");
   require(chunk >= 0, "--chunk must be >= 0");
+  require(resident >= -1, "--resident-bytes must be -1 or more");
   const bool systemc = backend == "systemc";
   const bool timing_only = vm.count("timing-only") > 0;
   const bool dump_all = vm.count("dump-all") > 0;
@@ -98,9 +102,9 @@ int cmd_sim_model(const Args& a) {
   std::unique_ptr<FuncModel> fm;
   if (timing_only)
     fm = std::make_unique<FuncModel>(is_yaml(model) ? load_model_config(model) : open_weights_for(model, "npu")->config(),
-                                     hwc, chunk);
+                                     hwc, chunk, resident);
   else
-    fm = std::make_unique<FuncModel>(open_weights_for(model, "npu"), hwc, chunk, dump_all);
+    fm = std::make_unique<FuncModel>(open_weights_for(model, "npu"), hwc, chunk, dump_all, resident);
   const std::vector<int32_t> ids = read_ids(ids_path, fm->config().vocab);
   std::vector<int32_t> feed;
   if (!feed_path.empty()) feed = read_ids(feed_path, fm->config().vocab);

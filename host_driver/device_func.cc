@@ -69,24 +69,27 @@ comp::HwLimits hw_limits(const HwConfig& hw) {
   return h;
 }
 
-FuncModel::FuncModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, int max_chunk, bool dump_all)
+FuncModel::FuncModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, int max_chunk, bool dump_all,
+                     int64_t resident_bytes)
     : w_(std::move(w)), cfg_(w_->config()), f_(numerics_formats(hw)), hw_(hw_limits(hw)), dump_all_(dump_all) {
-  plan(max_chunk);
+  plan(max_chunk, resident_bytes);
   sim::SpaceMemory& ddr = mem_->space(isa::Space::DDR);
   comp::write_weights(lay_, *w_, cfg_, [&](uint64_t a, const void* p, uint64_t n) { ddr.write(a, p, n); });
 }
 
-FuncModel::FuncModel(const ModelConfig& cfg, const HwConfig& hw, int max_chunk)
+FuncModel::FuncModel(const ModelConfig& cfg, const HwConfig& hw, int max_chunk, int64_t resident_bytes)
     : cfg_(cfg), f_(numerics_formats(hw)), hw_(hw_limits(hw)), dump_all_(false) {
-  plan(max_chunk);
+  plan(max_chunk, resident_bytes);
 }
 
-void FuncModel::plan(int max_chunk) {
+void FuncModel::plan(int max_chunk, int64_t resident_bytes) {
   const int fit = comp::largest_chunk(cfg_, f_, hw_);
   require(max_chunk <= fit, "func: chunk " + std::to_string(max_chunk) + " does not fit L2 (largest " +
                                 std::to_string(fit) + ")");
   lay_ = comp::plan_layout(cfg_, f_, hw_, max_chunk > 0 ? max_chunk : fit);
-  comp::plan_residency(lay_, cfg_, f_, hw_);
+  comp::ResidencyOptions ro;
+  ro.max_bytes = resident_bytes;
+  comp::plan_residency(lay_, cfg_, f_, hw_, ro);
   require(lay_.ddr_end <= hw_.ddr, "func: the DDR image needs " + std::to_string(lay_.ddr_end) +
                                        " bytes, more than the hardware's " + std::to_string(hw_.ddr));
   sim::Capacities caps{hw_.ddr, hw_.l2, hw_.wbuf};

@@ -31,12 +31,14 @@ class FuncModel {
   using Runner = std::function<double(sim::FuncSim&, const comp::Compiled&)>;
 
   // max_chunk 0: the largest chunk that fits L2.
-  FuncModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, int max_chunk, bool dump_all);
+  // resident_bytes: L2 for resident weights at most (-1: all the programs leave free; 0: none).
+  FuncModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, int max_chunk, bool dump_all,
+            int64_t resident_bytes = -1);
   // Timing-only: shapes and the memory plan without weights; the engines skip
   // their arithmetic (SimOptions::effects = false), so logits and captures
   // are not computed, but every instruction's operands, hence its timing, are
   // those of the full run.
-  FuncModel(const ModelConfig& cfg, const HwConfig& hw, int max_chunk);
+  FuncModel(const ModelConfig& cfg, const HwConfig& hw, int max_chunk, int64_t resident_bytes = -1);
   ~FuncModel();
   void set_runner(Runner r) { runner_ = std::move(r); }
   bool timing_only() const { return !w_; }
@@ -58,7 +60,7 @@ class FuncModel {
   double load_sim_ps() const { return load_sim_ps_; }
 
  private:
-  void plan(int max_chunk);
+  void plan(int max_chunk, int64_t resident_bytes);
   sim::SimOptions sim_options() const;
   std::shared_ptr<const WeightSource> w_;
   ModelConfig cfg_;
