@@ -67,7 +67,7 @@ struct Context {
   std::array<UnitStats, kEngines> units;
   std::vector<Slice> slices;
   bool record_slices = false;
-  uint64_t macs = 0, sfu_work = 0;
+  uint64_t macs = 0, gemm_macs = 0, sfu_work = 0;  // macs: both engines; gemm_macs: the GEMM's share
   std::exception_ptr error;  // first exception of any unit; the run stops
   std::array<uint64_t, kEngines> completed{}, dispatched{};
   bool halted = false;

@@ -64,6 +64,7 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
   const double rate = gemm ? double(p.gemm_rows * p.gemm_cols * p.gemm_macs_per_pe) : double(p.gemv_macs_per_clk_total());
   const int64_t macs = timing::insn_macs(in);
   c_.macs += static_cast<uint64_t>(macs);
+  if (gemm) c_.gemm_macs += static_cast<uint64_t>(macs);
   const double setup = double(gemm ? p.gemm_setup_cycles : p.gemv_setup_cycles) * clk;
   const double drain = double(gemm ? p.gemm_rows + p.gemm_cols : p.gemv_drain_cycles) * clk;
   const double compute_all = std::ceil(double(macs) / rate) * clk;

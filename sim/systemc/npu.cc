@@ -146,7 +146,7 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   c->record_slices = o.trace;
   c->units = {};
   c->slices.clear();
-  c->macs = c->sfu_work = 0;
+  c->macs = c->gemm_macs = c->sfu_work = 0;
   c->completed = {};
   c->dispatched = {};
   c->halted = false;
@@ -202,6 +202,7 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   r.ddr_busy_ps = top->ddr.busy_ps();
   r.l2_bytes = top->l2.bytes();
   r.macs = c->macs;
+  r.gemm_macs = c->gemm_macs;
   r.sfu_work = c->sfu_work;
   for (const Slice& sl : c->slices) r.slices.push_back({sl.track, sl.pc, sl.start_ps - t0, sl.dur_ps});
   return r;

@@ -36,7 +36,7 @@ struct Report {
   double total_ps = 0;
   std::vector<UnitReport> units;  // CTL DMA GEMV GEMM SFU
   std::vector<uint64_t> hp_port_bytes;
-  uint64_t ddr_read = 0, ddr_written = 0, l2_bytes = 0, macs = 0, sfu_work = 0;
+  uint64_t ddr_read = 0, ddr_written = 0, l2_bytes = 0, macs = 0, gemm_macs = 0, sfu_work = 0;
   double ddr_busy_ps = 0;
   std::vector<SliceReport> slices;
   double cycles(double ps) const { return ps / params.core_ps(); }

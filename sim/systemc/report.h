@@ -32,7 +32,7 @@ struct Totals {
   double total_ps = 0, ddr_busy_ps = 0;
   std::vector<UnitReport> units;  // CTL DMA GEMV GEMM SFU
   std::vector<uint64_t> hp_port_bytes;
-  uint64_t ddr_read = 0, ddr_written = 0, l2_bytes = 0, macs = 0, sfu_work = 0;
+  uint64_t ddr_read = 0, ddr_written = 0, l2_bytes = 0, macs = 0, gemm_macs = 0, sfu_work = 0;
   std::map<std::string, double> layer_ps, op_ps;  // busy time by destination name (see stats_json)
   std::vector<std::pair<std::string, double>> runs;  // (label, ps) per program run
   std::vector<NamedSlice> slices;
