@@ -95,6 +95,14 @@ TEST(SystemcModel, StatsBreakTimeDownPerLayerAndOperator) {
   for (const char* u : {"DMA", "GEMV", "GEMM", "SFU"}) units += j["units"][u]["busy_cycles"].get<double>();
   EXPECT_NEAR(layers, units, 1e-6 * units);
   EXPECT_GT(j["bytes_per_port"]["hp0"].get<double>(), 0.0);
+  // Prefill chunks run on the GEMM, decode on the GEMV: each engine's share
+  // over its own peak, both used, neither above 1.
+  const json& mu = j["mac_utilisation"];
+  EXPECT_EQ(mu["gemv_macs"].get<double>() + mu["gemm_macs"].get<double>(), mu["macs"].get<double>());
+  for (const char* e : {"gemv_utilisation", "gemm_utilisation"}) {
+    EXPECT_GT(mu[e].get<double>(), 0.0) << e;
+    EXPECT_LE(mu[e].get<double>(), 1.0) << e;
+  }
 }
 
 TEST(SystemcModel, TinyTraceIsValid) {
