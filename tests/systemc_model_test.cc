@@ -17,6 +17,7 @@
 #include "golden/model_config.h"
 #include "golden/npy.h"
 #include "tests/test_util.h"
+#include "tests/trace_check.h"
 
 namespace n3::test {
 namespace {
@@ -113,29 +114,10 @@ TEST(SystemcModel, TinyTraceIsValid) {
     ASSERT_EQ(r.status, 0) << r.err;
     const json st = read_json(t.dir + "/s.json");
     const json j = read_json(t.dir + "/t.json");  // throws on invalid JSON
-    std::map<int, std::string> tracks;
-    for (const json& e : j["traceEvents"])
-      if (e["ph"] == "M" && e["name"] == "thread_name") tracks[e["tid"].get<int>()] = e["args"]["name"];
-    EXPECT_EQ(tracks.size(), 5u);
-    std::map<int, double> last_end;
-    uint64_t slices = 0, instructions = 0;
-    double end = 0;
-    for (const json& e : j["traceEvents"]) {
-      if (e["ph"] != "X") continue;
-      ++slices;
-      const int tid = e["tid"].get<int>();
-      ASSERT_TRUE(tracks.count(tid)) << "slice on unknown track " << tid;
-      const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
-      EXPECT_GE(ts, 0.0);
-      EXPECT_GE(dur, 0.0);
-      if (last_end.count(tid)) {
-        EXPECT_GE(ts + 1e-6, last_end[tid]) << "overlap on " << tracks[tid] << agg;
-      }
-      last_end[tid] = ts + dur;
-      end = std::max(end, ts + dur);
-      instructions += *agg ? e["args"]["instructions"].get<uint64_t>() : 1;
-      EXPECT_FALSE(e["name"].get<std::string>().empty());
-    }
+    const test::TraceSummary ts = test::check_trace(j, *agg != 0, std::string("tiny") + agg);
+    EXPECT_EQ(ts.tracks, 5u);
+    const uint64_t slices = ts.slices, instructions = ts.instructions;
+    const double end = ts.end_us;
     // Every instruction of every program is in the trace, and the trace spans the whole run.
     uint64_t executed = 0;
     for (const auto& [u, v] : st["units"].items()) executed += v["instructions"].get<uint64_t>();

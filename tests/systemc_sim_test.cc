@@ -17,6 +17,7 @@
 #include "sim/systemc/npu.h"
 #endif
 #include "tests/sim_func_util.h"
+#include "tests/trace_check.h"
 
 namespace n3::test {
 namespace {
@@ -261,25 +262,10 @@ TEST(SystemcTrace, ValidJsonKnownTracksNoOverlap) {
     const RunResult r = run_n3("sim --backend systemc --program " + prog + " --trace " + dir + "/t.json" + agg);
     ASSERT_EQ(r.status, 0) << r.err;
     const json j = read_json(dir + "/t.json");  // throws on invalid JSON
-    std::map<int, std::string> tracks;
-    for (const json& e : j["traceEvents"])
-      if (e["ph"] == "M" && e["name"] == "thread_name") tracks[e["tid"].get<int>()] = e["args"]["name"];
-    EXPECT_EQ(tracks.size(), 5u);
-    std::map<int, double> last_end;
-    int slices = 0;
-    for (const json& e : j["traceEvents"]) {
-      if (e["ph"] != "X") continue;
-      ++slices;
-      const int tid = e["tid"].get<int>();
-      ASSERT_TRUE(tracks.count(tid)) << "slice on unknown track " << tid;
-      const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
-      EXPECT_GE(ts, 0.0);
-      EXPECT_GE(dur, 0.0);
-      if (last_end.count(tid)) EXPECT_GE(ts + 1e-9, last_end[tid]) << "overlap on " << tracks[tid];
-      last_end[tid] = ts + dur;
-      EXPECT_FALSE(e["name"].get<std::string>().empty());
-    }
-    EXPECT_GE(slices, *agg ? 4 : 12);
+    const test::TraceSummary ts = test::check_trace(j, *agg != 0, std::string("attention_decode") + agg);
+    EXPECT_EQ(ts.tracks, 5u);
+    const uint64_t slices = ts.slices;
+    EXPECT_GE(slices, *agg ? 4u : 12u);
     // Plain slices are named by disassembly and produced tensor.
     if (!*agg) EXPECT_NE(read_file_text(dir + "/t.json").find("gemv.qk dst=s src=q w=k_win wait=dma signal=sfu -> s"), std::string::npos);
   }
