@@ -150,6 +150,65 @@ __global__ void __launch_bounds__(kAttnThreads) attention_npu_kernel(AttnArgs a,
   }
 }
 
+// Scores of G query heads (BFP in shared memory: mantissas mq[hh * nbd * 32],
+// exponents eq[hh * nbd], poison qpois[hh]) against the cached key rows
+// lo + j, j in [j0, j1), of KV head kvh: num::dot_bfp_bfp bit for bit. The nbd
+// (a power of two, at most 32) lanes of a lane group take a key row's nbd
+// blocks (one 64-byte mantissa load each, shared by the G heads); e_top is
+// their max (no order), the aligned block partials an integer sum (no
+// order). Writes out[hh * ld + j - j0]. Every thread of the block calls it.
+template <int G>
+__device__ inline void scores_lanes(const AttnArgs& a, const num::Formats& f, const int16_t* mq, const int32_t* eq,
+                                    const int* qpois, int kvh, int lo, int j0, int j1, int nbd, float* out, int ld) {
+  const int tid = threadIdx.x, k = tid % nbd, per = blockDim.x / nbd;
+  for (int base = j0; base < j1; base += per) {  // the same trip count on every lane
+    const int j = base + tid / nbd;
+    const bool live = j < j1;  // uniform over a lane group; groups never straddle a warp
+    const size_t r = size_t(lo + (live ? j : j0)) * a.KVH + kvh;
+    const int32_t ek = live ? a.kv.kexp[r * nbd + k] : num::kBfpZero;
+    const int kp = live ? a.kv.kpois[r] : 0;
+    const int4* km = reinterpret_cast<const int4*>(a.kv.kmant + (r * nbd + k) * 32);
+    int4 kv4[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) kv4[c] = live ? km[c] : make_int4(0, 0, 0, 0);
+#pragma unroll
+    for (int hh = 0; hh < G; ++hh) {
+      const int32_t e = eq[hh * nbd + k];
+      const bool use = e != num::kBfpZero && ek != num::kBfpZero;
+      const int32_t x = use ? e + ek : INT32_MIN;
+      int32_t top = x;
+      for (int off = 1; off < nbd; off <<= 1) top = max(top, __shfl_xor_sync(kFull, top, off));
+      int64_t p = 0;
+      if (use) {
+        const int4* q4 = reinterpret_cast<const int4*>(mq + hh * nbd * 32 + k * 32);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const int4 xq = q4[c], yk = kv4[c];
+          const int xs[4] = {xq.x, xq.y, xq.z, xq.w}, ys[4] = {yk.x, yk.y, yk.z, yk.w};
+#pragma unroll
+          for (int h = 0; h < 4; ++h)
+            p += int64_t(int32_t(int16_t(xs[h] & 0xffff)) * int16_t(ys[h] & 0xffff)) +
+                 int64_t((xs[h] >> 16) * (ys[h] >> 16));
+        }
+        p = num::acc_align(p, x, top);
+      }
+      for (int off = 1; off < nbd; off <<= 1) p += __shfl_xor_sync(kFull, p, off);
+      if (live && k == 0)
+        out[hh * ld + j - j0] = (qpois[hh] || kp) ? num::nan_f()
+                                : top == INT32_MIN ? num::acc_finish(0, 0, 1.0f, f.score)
+                                                   : num::acc_finish(p, top, 1.0f, f.score);
+    }
+  }
+}
+
+// Whether scores_lanes takes this head size: whole 32-element blocks, a
+// power-of-two count of them, at most kScoreMaxHd elements.
+constexpr int kScoreMaxHd = 256;
+inline __host__ __device__ bool attn_scores_lanes(int hd) {
+  const int nbd = hd / 32;
+  return hd % 32 == 0 && hd <= kScoreMaxHd && (nbd & (nbd - 1)) == 0;
+}
+
 // ---- NPU numerics, 32-element blocks: a KV group per block -----------------
 //
 // The G query heads that read one KV head share everything on the V side:
@@ -216,22 +275,29 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
   }
   __syncthreads();
 
-  // Scores q_h . k_j against the cached BFP key rows (num::dot_bfp_bfp), a
-  // thread a (head, position).
+  // Scores q_h . k_j against the cached BFP key rows (num::dot_bfp_bfp):
+  // lane groups (scores_lanes) where the head size allows, else a thread a
+  // (head, position).
   const int kvh = h0 / (a.H / a.KVH);
-  for (int idx = tid; idx < (pre ? 0 : G * n); idx += nthr) {
-    const int hh = idx / n, j = idx % n;
-    const num::BfpView qv = bfp_view(mq + hh * nbd * 32, eq + hh * nbd, hd, 32);
-    const size_t r = size_t(lo + j) * a.KVH + kvh;
-    num::BfpView kv;
-    kv.mant = a.kv.kmant + r * nbd * 32;
-    kv.exp = a.kv.kexp + r * nbd;
-    kv.n = hd;
-    kv.block = 32;
-    kv.nblocks = nbd;
-    kv.e_max = a.kv.kemax[r];
-    kv.poison = a.kv.kpois[r] != 0;
-    scores[hh * n + j] = dot_bfp_bfp32(qv, kv, f.score);
+  if (!pre && attn_scores_lanes(hd)) {
+    if (tid < G) s_ppois[tid] = bfp_view(mq + tid * nbd * 32, eq + tid * nbd, hd, 32).poison ? 1 : 0;
+    __syncthreads();
+    scores_lanes<G>(a, f, mq, eq, s_ppois, kvh, lo, 0, n, nbd, scores, n);
+  } else {
+    for (int idx = tid; idx < (pre ? 0 : G * n); idx += nthr) {
+      const int hh = idx / n, j = idx % n;
+      const num::BfpView qv = bfp_view(mq + hh * nbd * 32, eq + hh * nbd, hd, 32);
+      const size_t r = size_t(lo + j) * a.KVH + kvh;
+      num::BfpView kv;
+      kv.mant = a.kv.kmant + r * nbd * 32;
+      kv.exp = a.kv.kexp + r * nbd;
+      kv.n = hd;
+      kv.block = 32;
+      kv.nblocks = nbd;
+      kv.e_max = a.kv.kemax[r];
+      kv.poison = a.kv.kpois[r] != 0;
+      scores[hh * n + j] = dot_bfp_bfp32(qv, kv, f.score);
+    }
   }
   __syncthreads();
 
@@ -418,14 +484,7 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
 // kScorePos) blocks what the group kernel did on H / G blocks.
 constexpr int kScoreThreads = 256;
 constexpr int kScorePos = 32;
-constexpr int kScoreMaxHd = 256;
-
-// Whether the split path takes this head size: whole 32-element blocks, a
-// power-of-two count of them (lane groups inside a warp), q in shared memory.
-inline bool attn_scores_split(int hd) {
-  const int nbd = hd / 32;
-  return hd % 32 == 0 && hd <= kScoreMaxHd && (nbd & (nbd - 1)) == 0;
-}
+inline bool attn_scores_split(int hd) { return attn_scores_lanes(hd); }
 
 template <int G>
 __global__ void __launch_bounds__(kScoreThreads) attention_scores_kernel(AttnArgs a, num::Formats f) {
@@ -436,63 +495,25 @@ __global__ void __launch_bounds__(kScoreThreads) attention_scores_kernel(AttnArg
   attn_range(a, t, &lo, &hi);
   const int n = hi - lo + 1, j0 = blockIdx.z * kScorePos;
   if (j0 >= n) return;
-  __shared__ __align__(16) int16_t mq[G][kScoreMaxHd];
-  __shared__ int32_t eq[G][kScoreMaxHd / 32];
+  __shared__ __align__(16) int16_t mq[G * kScoreMaxHd];
+  __shared__ int32_t eq[G * (kScoreMaxHd / 32)];
   __shared__ int s_qpois[G];
   for (int wb = warp; wb < G * nbd; wb += nwarps) {
     const int hh = wb / nbd, k = wb % nbd;
     const float v = a.q[(size_t(t) * a.H + h0 + hh) * hd + k * 32 + lane];
-    warp_quantize32(v, M, &mq[hh][k * 32], &eq[hh][k]);
+    warp_quantize32(v, M, mq + hh * nbd * 32 + k * 32, eq + hh * nbd + k);
   }
   __syncthreads();
   if (tid < G) {
     int po = 0;
-    for (int k = 0; k < nbd; ++k) po |= eq[tid][k] == num::kBfpPoison;
+    for (int k = 0; k < nbd; ++k) po |= eq[tid * nbd + k] == num::kBfpPoison;
     s_qpois[tid] = po;
   }
   __syncthreads();
   const int kvh = h0 / (a.H / a.KVH);
-  const int k = tid % nbd, per = blockDim.x / nbd;
-  const int jn = n - j0 < kScorePos ? n - j0 : kScorePos;
-  for (int jj = tid / nbd; jj < kScorePos; jj += per) {
-    const bool live = jj < jn;  // every lane of a group agrees; groups never straddle a warp
-    const size_t r = size_t(lo + j0 + (live ? jj : 0)) * a.KVH + kvh;
-    const int32_t ek = live ? a.kv.kexp[r * nbd + k] : num::kBfpZero;
-    const int kp = live ? a.kv.kpois[r] : 0;
-    const int4* km = reinterpret_cast<const int4*>(a.kv.kmant + (r * nbd + k) * 32);
-    int4 kv4[4];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) kv4[c] = live ? km[c] : make_int4(0, 0, 0, 0);
-#pragma unroll
-    for (int hh = 0; hh < G; ++hh) {
-      const int32_t e = eq[hh][k];
-      const bool use = e != num::kBfpZero && ek != num::kBfpZero;
-      const int32_t x = use ? e + ek : INT32_MIN;
-      int32_t top = x;
-      for (int off = 1; off < nbd; off <<= 1) top = max(top, __shfl_xor_sync(kFull, top, off));
-      int64_t p = 0;
-      if (use) {
-        const int4* q4 = reinterpret_cast<const int4*>(&mq[hh][k * 32]);
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const int4 xq = q4[c], yk = kv4[c];
-          const int xs[4] = {xq.x, xq.y, xq.z, xq.w}, ys[4] = {yk.x, yk.y, yk.z, yk.w};
-#pragma unroll
-          for (int h = 0; h < 4; ++h)
-            p += int64_t(int32_t(int16_t(xs[h] & 0xffff)) * int16_t(ys[h] & 0xffff)) +
-                 int64_t((xs[h] >> 16) * (ys[h] >> 16));
-        }
-        p = num::acc_align(p, x, top);
-      }
-      for (int off = 1; off < nbd; off <<= 1) p += __shfl_xor_sync(kFull, p, off);
-      if (live && k == 0) {
-        const float s = (s_qpois[hh] || kp) ? num::nan_f()
-                         : top == INT32_MIN ? num::acc_finish(0, 0, 1.0f, f.score)
-                                            : num::acc_finish(p, top, 1.0f, f.score);
-        a.scores[(size_t(t) * a.H + h0 + hh) * a.sld + j0 + jj] = s;
-      }
-    }
-  }
+  const int j1 = n - j0 < kScorePos ? n : j0 + kScorePos;
+  scores_lanes<G>(a, f, mq, eq, s_qpois, kvh, lo, j0, j1, nbd,
+                  a.scores + (size_t(t) * a.H + h0) * a.sld + j0, a.sld);
 }
 
 __global__ void __launch_bounds__(kAttnThreads) attention_ref_kernel(AttnArgs a) {
@@ -578,6 +599,9 @@ inline void attention(const AttnArgs& a, bool npu, const num::Formats& f, int nm
         slice = 32;
       } else {
         b.scores = nullptr;
+        // Decode: 32-column slices, twice the blocks (each recomputes the
+        // group's scores, in lane groups).
+        if (a.T == 1 && attn_scores_lanes(a.hd)) slice = 32;
       }
       const dim3 grid(a.T, a.H / G, a.hd / slice);
       switch (G) {

@@ -452,6 +452,11 @@ int persist_blocks(K* k) {
   return n;
 }
 
+// On E4B (H200) it measured at or slightly above gemv_int4_kernel: 203.6
+// against 203.2 tok/s in one run, 207.2 against 199.0 in another (a
+// ping-pong variant with two tasks in flight measured 192.3). Compiling the
+// old kernel for 4 blocks per SM (64 registers) measured 191.9.
+// N3_CUDA_GEMV_PERSIST=0 turns it off.
 inline bool gemv_persist_enabled() {
   static const bool on = [] {
     const char* e = std::getenv("N3_CUDA_GEMV_PERSIST");
@@ -506,24 +511,20 @@ inline void gemv_npu(std::vector<GemvSeg> segs, int T, cudaStream_t s, const cha
   // tokens a weight load.
   int max_nb = 0;
   for (int i = 0; i < fast.nseg; ++i) max_nb = std::max(max_nb, fast.seg[i].q.nb);
-  // Decode: persistent warps (rows up to 128 blocks whole, up to 512 split
-  // over the 8 warps of a block).
-  if (T == 1 && max_nb <= 512 && gemv_persist_enabled()) {
+  // Decode: persistent warps for rows of up to 128 blocks (the down
+  // projection measured faster on gemv_int4_kernel's 8-warp split, 12.4
+  // against 14.9 us in ncu).
+  if (T == 1 && max_nb <= 128 && gemv_persist_enabled()) {
     if (max_nb <= 64) {
       if (splits == 2)
         launch_persist<2, 4, 2, 1>(name, fast, s);
       else
         launch_persist<3, 4, 2, 1>(name, fast, s);
-    } else if (max_nb <= 128) {
+    } else {
       if (splits == 2)
         launch_persist<2, 2, 4, 1>(name, fast, s);
       else
         launch_persist<3, 2, 4, 1>(name, fast, s);
-    } else {
-      if (splits == 2)
-        launch_persist<2, 4, 2, 8>(name, fast, s);
-      else
-        launch_persist<3, 4, 2, 8>(name, fast, s);
     }
     return;
   }

@@ -117,7 +117,7 @@ struct CudaModel::Impl {
   cudaStream_t s_ = nullptr;
   cudaEvent_t ev0_ = nullptr, ev1_ = nullptr;
   bool graphs_ = true;
-  bool split_attn_ = true;  // decode: attention scores over many blocks (N3_CUDA_ATTN_SPLIT=0: off)
+  bool split_attn_ = true;  // decode: attention scores in a kernel of their own (N3_CUDA_ATTN_SPLIT=0: off)
   int again_ = 1;  // N3_CUDA_AGAIN=1: the idempotent per-token kernels run twice (their warm-cache time)
   DevBuf<float> scores_;    // [H, kv_rows_]: the decode token's attention scores
   int gen_ = 0;  // bumps whenever activation buffers move (captured graphs go stale)
