@@ -120,7 +120,20 @@ N3_HD inline int lane_mantissa(float v, int32_t q, int mbits) {
   uint32_t sig;
   int exp;
   num::decompose(v, &sig, &exp);
-  int64_t m = num::shift_rne(static_cast<int64_t>(sig), exp - q);
+  const int d = exp - q;
+  int64_t m;
+  if (d < 0) {  // the usual case (d <= mbits - 25): shift_rne's steps on the 24-bit significand in 32 bits
+    const int sft = -d;
+    uint32_t r = 0;  // sft >= 32: sig < 2^24 < half a unit
+    if (sft < 32) {
+      r = sig >> sft;
+      const uint32_t rem = sig & ((1u << sft) - 1u), half = 1u << (sft - 1);
+      if (rem > half || (rem == half && (r & 1u))) ++r;
+    }
+    m = r;
+  } else {
+    m = num::shift_rne(static_cast<int64_t>(sig), d);
+  }
   const int64_t lim = (int64_t(1) << (mbits - 1)) - 1;
   if (m > lim) m = lim;
   return static_cast<int>(num::sign_bit(v) ? -m : m);

@@ -32,8 +32,44 @@ constexpr int kMaxStreams = 8;
 // follow before the copies are read; each kernel has one.)
 __device__ inline const float* stage_vec(float* dst, const float* src, int n) {
   if (!src) return nullptr;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = __ldg(src + i);
+  for (int base = threadIdx.x; base < n; base += 4 * blockDim.x) {
+    float v[4];  // a thread's loads all go out before its stores (dst may alias src for the compiler)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int i = base + k * blockDim.x;
+      v[k] = i < n ? __ldg(src + i) : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int i = base + k * blockDim.x;
+      if (i < n) dst[i] = v[k];
+    }
+  }
   return dst;
+}
+
+// dst[m][0..n) = src[m][0..n) for M vectors, by the whole block, each thread
+// issuing all its loads (up to 2 elements of each vector) before its stores:
+// one round trip to memory instead of one per element.
+template <int M>
+__device__ inline void load_rows(float* const (&dst)[M], const float* const (&src)[M], int n) {
+  for (int base = threadIdx.x; base < n; base += 2 * blockDim.x) {
+    float v[M][2];
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const int i = base + k * blockDim.x;
+        v[m][k] = i < n ? src[m][i] : 0.0f;
+      }
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const int i = base + k * blockDim.x;
+        if (i < n) dst[m][i] = v[m][k];
+      }
+  }
 }
 // A float32 matrix (the AltUp router) into shared memory as rows * cols floats.
 __device__ inline DevMatrix stage_f32_matrix(float* dst, DevMatrix w) {
@@ -147,7 +183,8 @@ __device__ void router_block(const Ops& ops, const float* x, float* xr, const fl
 // two norm weights) + router_stage_floats.
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
-    predict_kernel(Ops ops, const float* h, float* pred, float* m_out, float* an, QAct qan, DevMatrix router,
+    predict_kernel(Ops ops, const float* __restrict__ h, float* __restrict__ pred, float* __restrict__ m_out,
+                   float* __restrict__ an, QAct qan, DevMatrix router,
                    DevMatrix predw, const float* router_norm, const float* in_norm, int T, int D, int S, float inv_d) {
   N3_ROW_IDS;
   extern __shared__ __align__(16) unsigned char dsmem[];
@@ -162,19 +199,31 @@ __global__ void __launch_bounds__(kRowThreads)
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
   __shared__ float s_m[kMaxStreams], s_c[kMaxStreams * kMaxStreams];
   __shared__ typename Ops::Norm s_n;
-  for (int i = tid; i < D; i += nthr) A[i] = h[row + i];
+  {
+    float* const dst[1] = {A};
+    const float* const src[1] = {h + row};
+    load_rows<1>(dst, src, D);
+  }
   __syncthreads();
   router_block(ops, A, B, router_norm, router, D, S, inv_d, s_m, m_out + t * S);
   if (tid < S * S) s_c[tid] = ops.small_dot(s_m, predw, tid, S);
   __syncthreads();
-  for (int i = tid; i < D; i += nthr)
-    for (int p = 0; p < S; ++p) {
+  for (int i = tid; i < D; i += nthr) {
+    float hv[kMaxStreams];  // the S stream values of element i, loaded together
+#pragma unroll
+    for (int q = 0; q < kMaxStreams; ++q) hv[q] = q < S ? h[q * TD + row + i] : 0.0f;
+#pragma unroll
+    for (int p = 0; p < kMaxStreams; ++p) {
+      if (p >= S) break;
       float acc = 0;  // HF: a [D, S] x [S, S] matmul per token, then += h
-      for (int q = 0; q < S; ++q) acc += s_c[p * S + q] * h[q * TD + row + i];
-      const float v = ops.store_stream(h[p * TD + row + i] + acc);
+#pragma unroll
+      for (int q = 0; q < kMaxStreams; ++q)
+        if (q < S) acc += s_c[p * S + q] * hv[q];
+      const float v = ops.store_stream(hv[p] + acc);
       pred[p * TD + row + i] = v;
       if (p == 0) A[i] = v;
     }
+  }
   __syncthreads();
   if (warp == 0) {
     const auto r = ops.norm(A, D);
@@ -198,9 +247,9 @@ __global__ void __launch_bounds__(kRowThreads)
 // (NPU: the key row's BFP too). Also quantises LAuReL's mid (ll output).
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
-    qkv_kernel(Ops ops, float* q, float* k, float* v, const float* q_norm, const float* k_norm, const float* inv_freq,
+    qkv_kernel(Ops ops, float* __restrict__ q, float* __restrict__ k, float* __restrict__ v, const float* q_norm, const float* k_norm, const float* inv_freq,
                int H, int KVH, int hd, bool owns, const int64_t* step, KvDev kv, int B, int attn_mbits,
-               const float* mid, QAct qmid, int R) {
+               const float* __restrict__ mid, QAct qmid, int R) {
   N3_ROW_IDS;
   __shared__ float s_qn[512], s_kn[512], s_freq[256];
   q_norm = stage_vec(s_qn, q_norm, hd);
@@ -277,9 +326,11 @@ __global__ void __launch_bounds__(kRowThreads)
 // xn = RMSNorm(al, w_pre_ffn) (the MLP input). Dynamic shared memory: 5 D floats.
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
-    post_attention_kernel(Ops ops, const float* attn, const float* lr, const float* a, const float* an,
-                          const float* post_attn, const float* laurel_norm, const float* pre_ffn, float* ag, float* lo,
-                          float* al, float* xn, QAct qxn, int D, float inv_sqrt2) {
+    post_attention_kernel(Ops ops, const float* __restrict__ attn, const float* __restrict__ lr,
+                          const float* __restrict__ a, const float* __restrict__ an, const float* post_attn,
+                          const float* laurel_norm, const float* pre_ffn, float* __restrict__ ag,
+                          float* __restrict__ lo, float* __restrict__ al, float* __restrict__ xn, QAct qxn, int D,
+                          float inv_sqrt2) {
   N3_ROW_IDS;
   extern __shared__ __align__(16) unsigned char dsmem[];
   float* A = reinterpret_cast<float*>(dsmem);
@@ -291,9 +342,10 @@ __global__ void __launch_bounds__(kRowThreads)
   const int t = blockIdx.x;
   const size_t row = size_t(t) * D;
   __shared__ typename Ops::Norm s_n[3];
-  for (int i = tid; i < D; i += nthr) {
-    A[i] = attn[row + i];
-    B[i] = lr[row + i];
+  {
+    float* const dst[2] = {A, B};
+    const float* const src[2] = {attn + row, lr + row};
+    load_rows<2>(dst, src, D);
   }
   __syncthreads();
   if (warp < 2) {
@@ -331,7 +383,8 @@ __global__ void __launch_bounds__(kRowThreads)
 // act = store(GELU(g) * u). Grid (F / kRowThreads, T).
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
-    mlp_act_kernel(Ops ops, const float* g_raw, const float* u, float* g, float* act, QAct qact, int F, float mult) {
+    mlp_act_kernel(Ops ops, const float* __restrict__ g_raw, const float* __restrict__ u, float* __restrict__ g,
+                   float* __restrict__ act, QAct qact, int F, float mult) {
   pdl_begin();
   N3_ROW_IDS;
   const int t = blockIdx.y;
@@ -368,8 +421,9 @@ __global__ void __launch_bounds__(kRowThreads)
 // floats + router_stage_floats.
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
-    post_mlp_kernel(Ops ops, const float* y, const float* al, const float* pred, float* o, float* m_out, float* corr,
-                    float* gin, QAct qgin, const float* post_ffn, const float* router_norm, DevMatrix router,
+    post_mlp_kernel(Ops ops, const float* __restrict__ y, const float* __restrict__ al,
+                    const float* __restrict__ pred, float* __restrict__ o, float* __restrict__ m_out,
+                    float* __restrict__ corr, float* __restrict__ gin, QAct qgin, const float* post_ffn, const float* router_norm, DevMatrix router,
                     DevMatrix corrw, const float* out_scale, int T, int D, int S, float inv_d) {
   N3_ROW_IDS;
   extern __shared__ __align__(16) unsigned char dsmem[];
@@ -385,7 +439,11 @@ __global__ void __launch_bounds__(kRowThreads)
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
   __shared__ typename Ops::Norm s_n;
   __shared__ float s_m[kMaxStreams], s_cc[kMaxStreams];
-  for (int i = tid; i < D; i += nthr) A[i] = y[row + i];
+  {
+    float* const dst[1] = {A};
+    const float* const src[1] = {y + row};
+    load_rows<1>(dst, src, D);
+  }
   __syncthreads();
   if (warp == 0) {
     const auto r = ops.norm(A, D);
@@ -405,10 +463,15 @@ __global__ void __launch_bounds__(kRowThreads)
     const int i = base + tid;
     float v = 0.0f;
     if (i < D) {
-      const float innov = B[i] - pred[row + i];
+      float pv[kMaxStreams];  // the S pred values of element i, loaded together
+#pragma unroll
+      for (int p = 0; p < kMaxStreams; ++p) pv[p] = p < S ? pred[p * TD + row + i] : 0.0f;
+      const float innov = B[i] - pv[0];
       float c0 = 0;
-      for (int p = 0; p < S; ++p) {
-        const float c = ops.store_stream(pred[p * TD + row + i] + innov * s_cc[p]);
+#pragma unroll
+      for (int p = 0; p < kMaxStreams; ++p) {
+        if (p >= S) break;
+        const float c = ops.store_stream(pv[p] + innov * s_cc[p]);
         corr[p * TD + row + i] = c;
         if (p == 0) c0 = c;
       }
@@ -422,7 +485,8 @@ __global__ void __launch_bounds__(kRowThreads)
 // per_layer_mix between its GEMVs: f = store(GELU(f) * pli[t, layer]).
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
-    per_layer_gate_kernel(Ops ops, const float* f_raw, const float* pli, float* f, QAct qf, int P, int LP, int layer) {
+    per_layer_gate_kernel(Ops ops, const float* __restrict__ f_raw, const float* __restrict__ pli,
+                          float* __restrict__ f, QAct qf, int P, int LP, int layer) {
   pdl_begin();
   N3_ROW_IDS;
   const int t = blockIdx.x;
@@ -441,8 +505,8 @@ __global__ void __launch_bounds__(kRowThreads)
 // h[s] = store(corr[s] + add) for s >= 1: the layer's output. Dynamic shared memory: 2 D floats.
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
-    per_layer_out_kernel(Ops ops, const float* add_raw, const float* post_pl, float* add, const float* corr, float* h,
-                         int T, int D, int S) {
+    per_layer_out_kernel(Ops ops, const float* __restrict__ add_raw, const float* post_pl, float* __restrict__ add,
+                         const float* __restrict__ corr, float* __restrict__ h, int T, int D, int S) {
   N3_ROW_IDS;
   extern __shared__ __align__(16) unsigned char dsmem[];
   float* A = reinterpret_cast<float*>(dsmem);
@@ -451,7 +515,11 @@ __global__ void __launch_bounds__(kRowThreads)
   const int t = blockIdx.x;
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
   __shared__ typename Ops::Norm s_n;
-  for (int i = tid; i < D; i += nthr) A[i] = add_raw[row + i];
+  {
+    float* const dst[1] = {A};
+    const float* const src[1] = {add_raw + row};
+    load_rows<1>(dst, src, D);
+  }
   __syncthreads();
   if (warp == 0) {
     const auto r = ops.norm(A, D);
@@ -459,10 +527,15 @@ __global__ void __launch_bounds__(kRowThreads)
   }
   __syncthreads();
   for (int i = tid; i < D; i += nthr) {
+    float cv[kMaxStreams];  // the S corr values of element i, loaded together
+#pragma unroll
+    for (int p = 0; p < kMaxStreams; ++p) cv[p] = p < S ? corr[p * TD + row + i] : 0.0f;
     const float v = ops.normed(A[i], s_n, post_pl, i);
     add[row + i] = v;
-    h[row + i] = corr[row + i];
-    for (int s = 1; s < S; ++s) h[s * TD + row + i] = ops.store_stream(corr[s * TD + row + i] + v);
+    h[row + i] = cv[0];
+#pragma unroll
+    for (int p = 1; p < kMaxStreams; ++p)
+      if (p < S) h[p * TD + row + i] = ops.store_stream(cv[p] + v);
   }
 }
 
