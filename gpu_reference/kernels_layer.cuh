@@ -395,7 +395,14 @@ __global__ void __launch_bounds__(kRowThreads)
     // F floats) by the block, then reduced by one warp in the core's order.
     extern __shared__ __align__(16) unsigned char dsmem[];
     float* row = reinterpret_cast<float*>(dsmem);
-    for (int i = tid; i < F; i += nthr) row[i] = gr[i];
+    for (int base = tid; base < F; base += 8 * nthr) {  // 8 loads in flight a thread
+      float v[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) v[k] = base + k * nthr < F ? gr[base + k * nthr] : 0.0f;
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        if (base + k * nthr < F) row[base + k * nthr] = v[k];
+    }
     __syncthreads();
     if (warp == 0) {
       const auto c = ops.cut(row, F, mult);
