@@ -44,7 +44,7 @@ Buf view(const Buf& b, int64_t rows, int64_t cols, uint64_t byte_offset, int64_t
   return v;
 }
 
-Buf Emitter::l2(int64_t rows, int64_t cols, const std::string& dtype) {
+Buf Emitter::l2(int64_t rows, int64_t cols, const std::string& dtype, bool aligned_rows) {
   Buf b;
   b.space = "l2";
   b.dtype = dtype;
@@ -52,6 +52,7 @@ Buf Emitter::l2(int64_t rows, int64_t cols, const std::string& dtype) {
   b.rows = rows;
   b.cols = cols;
   b.stride = cols * dtype_bytes(dtype);
+  if (aligned_rows) b.stride = (b.stride + 15) / 16 * 16;
   allocs_.push_back({b.base, uint64_t(rows * b.stride)});
   l2_top_ = (l2_top_ + uint64_t(rows * b.stride) + 15) & ~uint64_t(15);
   return b;

@@ -29,8 +29,9 @@ class Emitter {
  public:
   enum Engine { CTL = 0, DMA = 1, GEMV = 2, GEMM = 3, SFU = 4 };
 
-  // Allocates an L2 buffer (16-byte aligned).
-  Buf l2(int64_t rows, int64_t cols, const std::string& dtype);
+  // Allocates an L2 buffer (16-byte aligned). `aligned_rows`: every row starts
+  // 16-byte aligned (row stride padded), so a view from any row is a descriptor.
+  Buf l2(int64_t rows, int64_t cols, const std::string& dtype, bool aligned_rows = false);
   uint64_t l2_high_water() const { return l2_top_; }
   // Registers L2 bytes placed by someone else (resident weights) as a buffer
   // of this program, so views into them verify and order like any other.

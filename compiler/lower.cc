@@ -47,8 +47,8 @@ Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const
   b.posf = e.l2(T, 1, "f32");
   b.ang_local = e.l2(T, cfg.head_dim / 2, "f32");
   b.ang_global = e.l2(T, cfg.head_dim / 2, "f32");
-  b.H = e.l2(S * T, D, st);
-  b.P = e.l2(S * T, D, st);
+  b.H = e.l2(S * T, D, st, true);  // stream i starts at row i * T: aligned for any D
+  b.P = e.l2(S * T, D, st, true);
   b.rms = e.l2(T, 1, "f32");
   b.rn = e.l2(T, D, act);
   b.m = e.l2(T, S, act);

@@ -36,6 +36,8 @@ int cmd_compile(const Args& a) {
       "chunk", po::value(&chunk)->default_value(0), "largest prefill chunk (0: the largest that fits L2)")(
       "resident-bytes", po::value(&resident)->default_value(-1),
       "L2 bytes for resident weights at most (-1: all the programs leave free; 0: stream every weight)")(
+      "dump-all", "name every tensor the programs materialise in their symbol tables (adds capture points, "
+                  "hence tokens), not only layers.N and logits")(
       "force", "overwrite a non-empty output directory");
   po::variables_map vm;
   if (!parse_args("compile", a, d, {}, vm, "n3 compile --model M --hw H.yaml -o DIR")) return kExitOk;
@@ -47,10 +49,13 @@ int cmd_compile(const Args& a) {
   const num::Formats f = numerics_formats(hwc);
   const comp::HwLimits lim = hw_limits(hwc);
   const int fit = comp::largest_chunk(cfg, f, lim);
+  require(chunk >= 0, "n3 compile: --chunk must be >= 0 (0: the largest that fits L2)");
   require(chunk <= fit, "n3 compile: chunk " + std::to_string(chunk) + " does not fit L2 (largest " + std::to_string(fit) + ")");
   const int maxc = chunk > 0 ? chunk : fit;
   require(resident >= -1, "n3 compile: --resident-bytes must be -1 or more");
   comp::Layout lay = comp::plan_layout(cfg, f, lim, maxc);
+  require(lay.ddr_end <= lim.ddr, "n3 compile: the DDR image needs " + std::to_string(lay.ddr_end) +
+                                      " bytes, more than the " + std::to_string(lim.ddr) + " of " + hwc.name);
   comp::ResidencyOptions ro;
   ro.max_bytes = resident;
   comp::plan_residency(lay, cfg, f, lim, ro);
@@ -73,8 +78,6 @@ int cmd_compile(const Args& a) {
   for (const comp::Resident& x : lay.resident)
     rep["resident"].push_back({{"name", x.name}, {"bytes", x.data_bytes + x.scale_bytes}, {"uses", x.uses},
                                {"l2_base", x.l2_base}});
-  require(lay.ddr_end <= lim.ddr, "n3 compile: the DDR image needs " + std::to_string(lay.ddr_end) +
-                                      " bytes, more than the " + std::to_string(lim.ddr) + " of " + hwc.name);
   prepare_output_dir(out, force);
   std::vector<int> sizes = {1};
   if (maxc > 1) sizes.push_back(maxc);
@@ -90,6 +93,7 @@ int cmd_compile(const Args& a) {
     const auto t0 = std::chrono::steady_clock::now();
     comp::CompileOptions o;
     o.tokens = T;
+    o.dump_all = vm.count("dump-all") > 0;
     const comp::Compiled c = comp::compile_forward(cfg, lay, f, lim, o);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::string name = T == 1 ? "decode" : "prefill_" + std::to_string(T);

@@ -89,9 +89,9 @@ void FuncModel::plan(int max_chunk, int64_t resident_bytes) {
   lay_ = comp::plan_layout(cfg_, f_, hw_, max_chunk > 0 ? max_chunk : fit);
   comp::ResidencyOptions ro;
   ro.max_bytes = resident_bytes;
-  comp::plan_residency(lay_, cfg_, f_, hw_, ro);
   require(lay_.ddr_end <= hw_.ddr, "func: the DDR image needs " + std::to_string(lay_.ddr_end) +
                                        " bytes, more than the hardware's " + std::to_string(hw_.ddr));
+  comp::plan_residency(lay_, cfg_, f_, hw_, ro);
   sim::Capacities caps{hw_.ddr, hw_.l2, hw_.wbuf};
   mem_ = std::make_unique<sim::Memory>(caps);
 }
