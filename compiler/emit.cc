@@ -58,6 +58,19 @@ Buf Emitter::l2(int64_t rows, int64_t cols, const std::string& dtype, bool align
   return b;
 }
 
+Buf Emitter::ddr_scratch(int64_t rows, int64_t cols, const std::string& dtype, bool aligned_rows) {
+  Buf b;
+  b.space = "ddr";
+  b.dtype = dtype;
+  b.base = ddr_top_;
+  b.rows = rows;
+  b.cols = cols;
+  b.stride = cols * dtype_bytes(dtype);
+  if (aligned_rows) b.stride = (b.stride + 15) / 16 * 16;
+  ddr_top_ = (ddr_top_ + uint64_t(rows * b.stride) + 15) & ~uint64_t(15);
+  return b;
+}
+
 std::string Emitter::d(const Buf& b, const std::string& extra) {
   require(b.base % 16 == 0, "compiler: descriptor base " + hex(b.base) + " is not 16-byte aligned");
   std::string spec = "dtype=" + b.dtype + " space=" + b.space + " base=" + hex(b.base) + " rows=" +

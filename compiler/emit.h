@@ -33,6 +33,10 @@ class Emitter {
   // 16-byte aligned (row stride padded), so a view from any row is a descriptor.
   Buf l2(int64_t rows, int64_t cols, const std::string& dtype, bool aligned_rows = false);
   uint64_t l2_high_water() const { return l2_top_; }
+  // Activations that do not fit L2 spill to a DDR region from `base` up.
+  void set_ddr_scratch(uint64_t base) { ddr_base_ = ddr_top_ = base; }
+  Buf ddr_scratch(int64_t rows, int64_t cols, const std::string& dtype, bool aligned_rows = false);
+  uint64_t ddr_scratch_bytes() const { return ddr_top_ - ddr_base_; }
   // Registers L2 bytes placed by someone else (resident weights) as a buffer
   // of this program, so views into them verify and order like any other.
   void reserve_l2(uint64_t base, uint64_t bytes) { allocs_.push_back({base, bytes}); }
@@ -81,6 +85,7 @@ class Emitter {
   std::map<std::string, Access> range_;  // descriptor name -> the bytes it can reach
   std::vector<std::vector<Access>> acc_;   // per instruction
   uint64_t l2_top_ = 0;
+  uint64_t ddr_base_ = 0, ddr_top_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> allocs_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "compiler/lower.h"
 #include "golden/error.h"
 #include "golden/numerics/npu_ops.h"
 #include "golden/weight_names.h"
@@ -84,6 +85,9 @@ Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits
   lay.logits = at;
   lay.logits_bytes = align16(uint64_t(max_chunk) * cfg.vocab * 4);
   at += lay.logits_bytes;
+  lay.spill = at;
+  lay.spill_bytes = align16(std::max(spill_bytes_for(cfg, f, hw, 1), spill_bytes_for(cfg, f, hw, max_chunk)));
+  at += lay.spill_bytes;
   lay.ddr_end = at;
   return lay;
 }

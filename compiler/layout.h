@@ -61,6 +61,7 @@ struct Layout {
   uint64_t weights_end = 0;
   uint64_t input = 0, input_bytes = 0;    // pos0, positions[T], ids[T] (int32)
   uint64_t logits = 0, logits_bytes = 0;  // F32 [max_chunk, V]
+  uint64_t spill = 0, spill_bytes = 0;    // activations of a chunk too large for L2
   uint64_t ddr_end = 0;                   // DDR footprint
   int max_chunk = 1;
   // L2 from l2_resident_base up holds resident weights (none: == the L2 size);

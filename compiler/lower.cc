@@ -1,6 +1,8 @@
 #include "compiler/lower.h"
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "compiler/emit.h"
 #include "golden/error.h"
@@ -27,7 +29,15 @@ struct Bufs {
   std::vector<Buf> c, cc;
 };
 
-Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int T) {
+// Allocates every buffer in L2, except those `spill` names, which go to DDR
+// (Emitter::ddr_scratch); `sizes` (optional) receives (name, bytes) in order.
+Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int T,
+                const std::set<std::string>& spill = {}, std::vector<std::pair<std::string, uint64_t>>* sizes = nullptr) {
+  auto A = [&](const std::string& name, int64_t rows, int64_t cols, const std::string& dt, bool aligned = false) {
+    const Buf b = spill.count(name) ? e.ddr_scratch(rows, cols, dt, aligned) : e.l2(rows, cols, dt, aligned);
+    if (sizes) sizes->push_back({name, uint64_t(rows * b.stride)});
+    return b;
+  };
   const std::string act = num::fmt_name(f.act), st = num::fmt_name(f.stream), sc = num::fmt_name(f.score);
   const int64_t D = cfg.hidden, S = cfg.altup_streams, LP = int64_t(cfg.layers) * cfg.pl_dim;
   int64_t F = 0;
@@ -37,54 +47,79 @@ Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const
     ring_max = std::max<int64_t>(ring_max, cfg.is_global(l) ? hw.kv_cap : cfg.sliding_window + T);
   ring_max = std::min<int64_t>(ring_max, hw.kv_cap);
   Bufs b;
-  b.x0f = e.l2(T, D, "f32");
-  b.x0 = e.l2(T, D, act);
+  b.x0f = A("x0f", T, D, "f32");
+  b.x0 = A("x0", T, D, act);
   // Per-layer inputs as [T * L, Ppad]: every (token, layer) row 16-byte aligned, any P.
   const int64_t Ppad = (cfg.pl_dim + 7) / 8 * 8;
-  b.plf = e.l2(T * cfg.layers, Ppad, "f32");
-  b.pli = e.l2(T * cfg.layers, Ppad, act);
+  b.plf = A("plf", T * cfg.layers, Ppad, "f32");
+  b.pli = A("pli", T * cfg.layers, Ppad, act);
   (void)LP;
-  b.posf = e.l2(T, 1, "f32");
-  b.ang_local = e.l2(T, cfg.head_dim / 2, "f32");
-  b.ang_global = e.l2(T, cfg.head_dim / 2, "f32");
-  b.H = e.l2(S * T, D, st, true);  // stream i starts at row i * T: aligned for any D
-  b.P = e.l2(S * T, D, st, true);
-  b.rms = e.l2(T, 1, "f32");
-  b.rn = e.l2(T, D, act);
-  b.m = e.l2(T, S, act);
-  for (int64_t i = 0; i < S * S; ++i) b.c.push_back(e.l2(T, 1, act));
-  for (int64_t i = 0; i < S; ++i) b.cc.push_back(e.l2(T, 1, act));
-  b.acc = e.l2(T, D, "f32");
-  b.an = e.l2(T, D, act);
-  b.mid = e.l2(T, cfg.laurel_rank, act);
-  b.lo = e.l2(T, D, act);
-  b.q = e.l2(T, cfg.q_dim(), act);
-  b.k = e.l2(T, cfg.kv_dim(), act);
-  b.v = e.l2(T, cfg.kv_dim(), act);
-  b.s = e.l2(cfg.q_heads, ring_max, sc);
-  b.ctx = e.l2(T, cfg.q_dim(), act);
-  b.attn = e.l2(T, D, act);
-  b.ag = e.l2(T, D, st);
-  b.tmpf = e.l2(T, D, "f32");
-  b.al = e.l2(T, D, st);
-  b.xn = e.l2(T, D, act);
-  b.g = e.l2(T, F, act);
-  b.u = e.l2(T, F, act);
-  b.y = e.l2(T, D, act);
-  b.o = e.l2(T, D, st);
-  b.diff = e.l2(T, D, "f32");
-  b.gin = e.l2(T, D, act);
-  b.f = e.l2(T, cfg.pl_dim, act);
-  b.add = e.l2(T, D, act);
-  b.x = e.l2(T, D, act);
+  b.posf = A("posf", T, 1, "f32");
+  b.ang_local = A("ang_local", T, cfg.head_dim / 2, "f32");
+  b.ang_global = A("ang_global", T, cfg.head_dim / 2, "f32");
+  b.H = A("H", S * T, D, st, true);  // stream i starts at row i * T: aligned for any D
+  b.P = A("P", S * T, D, st, true);
+  b.rms = A("rms", T, 1, "f32");
+  b.rn = A("rn", T, D, act);
+  b.m = A("m", T, S, act);
+  for (int64_t i = 0; i < S * S; ++i) b.c.push_back(A("c" + std::to_string(i), T, 1, act));
+  for (int64_t i = 0; i < S; ++i) b.cc.push_back(A("cc" + std::to_string(i), T, 1, act));
+  b.acc = A("acc", T, D, "f32");
+  b.an = A("an", T, D, act);
+  b.mid = A("mid", T, cfg.laurel_rank, act);
+  b.lo = A("lo", T, D, act);
+  b.q = A("q", T, cfg.q_dim(), act);
+  b.k = A("k", T, cfg.kv_dim(), act);
+  b.v = A("v", T, cfg.kv_dim(), act);
+  b.s = A("s", cfg.q_heads, ring_max, sc);
+  b.ctx = A("ctx", T, cfg.q_dim(), act);
+  b.attn = A("attn", T, D, act);
+  b.ag = A("ag", T, D, st);
+  b.tmpf = A("tmpf", T, D, "f32");
+  b.al = A("al", T, D, st);
+  b.xn = A("xn", T, D, act);
+  b.g = A("g", T, F, act);
+  b.u = A("u", T, F, act);
+  b.y = A("y", T, D, act);
+  b.o = A("o", T, D, st);
+  b.diff = A("diff", T, D, "f32");
+  b.gin = A("gin", T, D, act);
+  b.f = A("f", T, cfg.pl_dim, act);
+  b.add = A("add", T, D, act);
+  b.x = A("x", T, D, act);
   return b;
+}
+
+// The buffers of a T-token program that go to DDR: none when all fit the L2;
+// otherwise the largest first (ties: by name) until the rest fits.
+std::set<std::string> spill_plan(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int T) {
+  Emitter dry;
+  std::vector<std::pair<std::string, uint64_t>> sizes;
+  alloc_bufs(dry, cfg, f, hw, T, {}, &sizes);
+  std::set<std::string> spill;
+  if (dry.l2_high_water() <= hw.l2) return spill;
+  std::stable_sort(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  for (const auto& [name, bytes] : sizes) {
+    spill.insert(name);
+    Emitter e;
+    alloc_bufs(e, cfg, f, hw, T, spill);
+    if (e.l2_high_water() <= hw.l2) return spill;
+  }
+  return spill;
+}
+
+Bufs make_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, const Layout& lay, int T) {
+  e.set_ddr_scratch(lay.spill);
+  return alloc_bufs(e, cfg, f, hw, T, spill_plan(cfg, f, hw, T));
 }
 
 class Lowering {
  public:
   Lowering(const ModelConfig& cfg, const Layout& lay, const num::Formats& f, const HwLimits& hw,
            const CompileOptions& opt)
-      : cfg_(cfg), lay_(lay), f_(f), hw_(hw), opt_(opt), T_(opt.tokens), b_(alloc_bufs(e_, cfg, f, hw, opt.tokens)) {
+      : cfg_(cfg), lay_(lay), f_(f), hw_(hw), opt_(opt), T_(opt.tokens), b_(make_bufs(e_, cfg, f, hw, lay, opt.tokens)) {
     require(cfg.altup_streams == 4, "compiler: AltUp with " + num(cfg.altup_streams) + " streams is not lowered (4)");
     require(T_ >= 1 && T_ <= lay.max_chunk, "compiler: chunk " + num(T_) + " exceeds the memory plan's " + num(lay.max_chunk));
     mv_ = T_ > 1 ? "gemm.mv" : "gemv.mv";
@@ -436,6 +471,8 @@ Compiled Lowering::run() {
   final_logits();
   Compiled c;
   c.l2_high_water = e_.l2_high_water();
+  c.spill_bytes = e_.ddr_scratch_bytes();
+  for (const std::string& n : spill_plan(cfg_, f_, hw_, T_)) c.spilled.push_back(n);
   c.l2_allocs = e_.l2_allocs();
   c.instructions = e_.size() + 1;
   c.text = e_.finish(opt_.chain);
@@ -460,16 +497,25 @@ Compiled compile_forward(const ModelConfig& cfg, const Layout& lay, const num::F
   require(c.l2_high_water <= hw.l2, "compiler: the " + std::to_string(opt.tokens) + "-token program needs " +
                                         std::to_string(c.l2_high_water) + " bytes of L2, more than the " +
                                         std::to_string(hw.l2) + " the hardware has");
+  require(c.spill_bytes <= lay.spill_bytes, "compiler: the " + std::to_string(opt.tokens) + "-token program spills " +
+                                             std::to_string(c.spill_bytes) + " bytes, more than the plan's " +
+                                             std::to_string(lay.spill_bytes));
   require(c.l2_high_water <= lay.l2_resident_base,
           "compiler: the " + std::to_string(opt.tokens) + "-token program needs " + std::to_string(c.l2_high_water) +
               " bytes of L2, but resident weights hold L2 from " + std::to_string(lay.l2_resident_base));
   return c;
 }
 
-uint64_t l2_bytes_for(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int tokens) {
+uint64_t l2_bytes_for(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int tokens, bool spill) {
   Emitter e;
-  alloc_bufs(e, cfg, f, hw, tokens);
+  alloc_bufs(e, cfg, f, hw, tokens, spill ? spill_plan(cfg, f, hw, tokens) : std::set<std::string>{});
   return e.l2_high_water();
+}
+
+uint64_t spill_bytes_for(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int tokens) {
+  Emitter e;
+  alloc_bufs(e, cfg, f, hw, tokens, spill_plan(cfg, f, hw, tokens));
+  return e.ddr_scratch_bytes();
 }
 
 int largest_chunk(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int cap) {

@@ -33,6 +33,8 @@ struct Compiled {
   int instructions = 0;
   std::map<std::string, int> weight_uses;                // weight name -> instructions reading it
   std::vector<std::pair<uint64_t, uint64_t>> resident;   // read-only L2 ranges: (base, bytes)
+  uint64_t spill_bytes = 0;                              // activations placed in DDR (Layout::spill)
+  std::vector<std::string> spilled;                      // their buffer names
 };
 
 Compiled compile_forward(const ModelConfig& cfg, const Layout& lay, const num::Formats& f, const HwLimits& hw,
@@ -46,8 +48,12 @@ Compiled compile_forward(const ModelConfig& cfg, const Layout& lay, const num::F
 // tokens (replayed first-in first-out), every signal matched by a wait.
 std::vector<std::string> verify_compiled(const Compiled& c, const HwLimits& hw);
 
-// L2 bytes a T-token program needs (the allocator's high-water mark).
-uint64_t l2_bytes_for(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int tokens);
+// L2 bytes a T-token program needs (the allocator's high-water mark); with
+// `spill`, after its largest buffers moved to DDR where all would not fit.
+uint64_t l2_bytes_for(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int tokens,
+                      bool spill = false);
+// DDR bytes of the activations a T-token program spills (0 when it fits L2).
+uint64_t spill_bytes_for(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int tokens);
 // Largest T whose program fits L2 (at least 1; error when even T = 1 does not fit).
 int largest_chunk(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int cap = 256);
 

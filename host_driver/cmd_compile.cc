@@ -33,7 +33,8 @@ int cmd_compile(const Args& a) {
   d.add_options()("model", po::value(&model)->required(), "model YAML, checkpoint dir or .n3w file")(
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file")(
       "out,o", po::value(&out)->required(), "output directory")(
-      "chunk", po::value(&chunk)->default_value(0), "largest prefill chunk (0: the largest that fits L2)")(
+      "chunk", po::value(&chunk)->default_value(0),
+      "largest prefill chunk (0: the largest that fits L2; larger: activations spill to DDR)")(
       "resident-bytes", po::value(&resident)->default_value(-1),
       "L2 bytes for resident weights at most (-1: all the programs leave free; 0: stream every weight)")(
       "dump-all", "name every tensor the programs materialise in their symbol tables (adds capture points, "
@@ -50,7 +51,6 @@ int cmd_compile(const Args& a) {
   const comp::HwLimits lim = hw_limits(hwc);
   const int fit = comp::largest_chunk(cfg, f, lim);
   require(chunk >= 0, "n3 compile: --chunk must be >= 0 (0: the largest that fits L2)");
-  require(chunk <= fit, "n3 compile: chunk " + std::to_string(chunk) + " does not fit L2 (largest " + std::to_string(fit) + ")");
   const int maxc = chunk > 0 ? chunk : fit;
   require(resident >= -1, "n3 compile: --resident-bytes must be -1 or more");
   comp::Layout lay = comp::plan_layout(cfg, f, lim, maxc);
@@ -70,6 +70,8 @@ int cmd_compile(const Args& a) {
   rep["ddr_kv_bytes"] = kv;
   rep["l2_capacity"] = lim.l2;
   rep["max_chunk"] = maxc;
+  rep["largest_chunk_in_l2"] = fit;
+  rep["ddr_spill_bytes"] = lay.spill_bytes;
   const uint64_t res_bytes = comp::resident_bytes(lay);
   rep["l2_resident_base"] = lay.l2_resident_base;
   rep["resident_weight_bytes"] = res_bytes;
@@ -106,12 +108,20 @@ int cmd_compile(const Args& a) {
     p["instructions"] = c.instructions;
     p["descriptors"] = c.program.descs.size() - 1;
     p["l2_bytes"] = c.l2_high_water;
+    p["spill_bytes"] = c.spill_bytes;
+    p["spilled"] = c.spilled;
     p["compile_seconds"] = s;
     rep["programs"].push_back(p);
     l2_max = std::max(l2_max, c.l2_high_water);
     std::fprintf(stderr, "n3 compile: %s: %d instructions, L2 %llu of %llu bytes, %.2f s\n", name.c_str(),
                  c.instructions, static_cast<unsigned long long>(c.l2_high_water),
                  static_cast<unsigned long long>(lim.l2), s);
+    if (c.spill_bytes) {
+      std::string names;
+      for (const std::string& n : c.spilled) names += (names.empty() ? "" : ", ") + n;
+      std::fprintf(stderr, "n3 compile: %s: does not fit L2 (largest chunk that does: %d); %llu bytes of activations "
+                   "spill to DDR: %s\n", name.c_str(), fit, static_cast<unsigned long long>(c.spill_bytes), names.c_str());
+    }
   }
   rep["l2_high_water"] = l2_max;
   write_file_atomic(out + "/report.json", rep.dump(1) + "\n");

@@ -83,9 +83,7 @@ FuncModel::FuncModel(const ModelConfig& cfg, const HwConfig& hw, int max_chunk, 
 }
 
 void FuncModel::plan(int max_chunk, int64_t resident_bytes) {
-  const int fit = comp::largest_chunk(cfg_, f_, hw_);
-  require(max_chunk <= fit, "func: chunk " + std::to_string(max_chunk) + " does not fit L2 (largest " +
-                                std::to_string(fit) + ")");
+  const int fit = comp::largest_chunk(cfg_, f_, hw_);  // larger chunks spill activations to DDR
   lay_ = comp::plan_layout(cfg_, f_, hw_, max_chunk > 0 ? max_chunk : fit);
   comp::ResidencyOptions ro;
   ro.max_bytes = resident_bytes;

@@ -157,6 +157,28 @@ TEST(CompilerCli, E4bCompilesQuicklyAndFitsKv260) {
   EXPECT_LT(std::stod(rep.substr(at + 19)), 10.0) << rep;
 }
 
+// Opt-in (N3_COMPILER_LARGE=1; about a minute, 3.4 GB of weights, 7 GB RSS):
+// E4B synthetic, one decode token after an 8-token prefill (chunks 5 + 3),
+// bit-identical on func and (where built) systemc.
+TEST(CompilerLarge, E4bEightTokenPrefillAndOneDecodeStep) {
+  if (!std::getenv("N3_COMPILER_LARGE")) GTEST_SKIP() << "set N3_COMPILER_LARGE=1 to run";
+  const std::string dir = test::temp_dir("compiler_e4b_run");
+  ASSERT_EQ(run_n3("synth -q --model " + test::source_dir() + "/configs/models/gemma3n-e4b.yaml --seed 1 -o " + dir +
+                   "/m.n3w").status, 0);
+  write_npy_i32(dir + "/ids.npy", {2, 1000, 5000, 70000, 123456, 200000, 262000, 31});
+  write_npy_i32(dir + "/feed.npy", {4242});
+  const std::string io = " --model " + dir + "/m.n3w --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --force";
+  ASSERT_EQ(run_n3("golden --numerics npu" + io + " --dump " + dir + "/ref").status, 0);
+  for (const std::string backend : {"func", "systemc"}) {
+    if (backend_missing(backend)) continue;
+    test::RunResult s = run_n3("sim --backend " + backend + io + " --dump " + dir + "/" + backend);
+    ASSERT_EQ(s.status, 0) << backend << ": " << s.err;
+    test::RunResult d = run_n3("diff " + dir + "/" + backend + " " + dir + "/ref");
+    EXPECT_EQ(d.status, 0) << backend << ": " << d.out << d.err;
+    EXPECT_NE(d.out.find("compared=72 identical=72"), std::string::npos) << d.out;
+  }
+}
+
 // Opt-in (N3_COMPILER_LARGE=1; minutes and GBs): an E2B-shaped synthetic with
 // the window overridden to 16, prefill 32 + 48 decode steps, bit-identical on
 // the func backend and (where built) the systemc backend.

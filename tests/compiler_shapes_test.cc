@@ -4,7 +4,10 @@
 // the golden model in NPU numerics over a chunked prefill and decode steps.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "golden/file_util.h"
+#include "golden/npy.h"
 #include "tests/test_util.h"
 
 namespace n3 {
@@ -35,6 +38,44 @@ TEST(CompilerShapes, HiddenSizeNotAMultipleOfFourWithBothStreamFormats) {
     ASSERT_EQ(r.status, 0) << r.err;
     const test::RunResult d = run_n3("diff " + dir + "/f " + dir + "/g");
     EXPECT_EQ(d.status, 0) << d.out << d.err;
+  }
+}
+
+}  // namespace
+}  // namespace n3
+
+namespace n3 {
+namespace {
+
+// A chunk larger than what fits L2 spills its largest activation buffers to
+// DDR (the report names them) and stays bit-identical on func and systemc:
+// gemma3n-dev with the L2 cut to 512 KB (largest chunk in L2: 18), chunk 48.
+TEST(CompilerSpill, ChunkLargerThanL2SpillsToDdrAndStaysBitIdentical) {
+  const std::string dir = test::temp_dir("spill");
+  std::string hw = read_file_text(test::source_dir() + "/configs/hw/kv260.yaml");
+  const size_t at = hw.find("l2_bytes: {value: 1835008");
+  ASSERT_NE(at, std::string::npos);
+  hw.replace(at, 25, "l2_bytes: {value: 524288");
+  write_file_atomic(dir + "/hw.yaml", hw);
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 48; ++i) ids.push_back((i * 37 + 5) % 400);
+  write_npy_i32(dir + "/ids.npy", ids);
+  const std::string m = test::fixture("gemma3n-dev/hf");
+  test::RunResult c = run_n3("compile --model " + m + " --hw " + dir + "/hw.yaml --chunk 48 -o " + dir + "/c");
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.err.find("spill to DDR"), std::string::npos) << c.err;
+  const nlohmann::json rep = nlohmann::json::parse(read_file_text(dir + "/c/report.json"));
+  EXPECT_LT(rep["largest_chunk_in_l2"].get<int>(), 48);
+  EXPECT_GT(rep["programs"][1]["spill_bytes"].get<uint64_t>(), 0u) << rep.dump();
+  const std::string io = " --model " + m + " --hw " + dir + "/hw.yaml --ids " + dir + "/ids.npy --feed " +
+                         test::source_dir() + "/configs/demo/feed_ids.npy --dump-all --force";
+  ASSERT_EQ(run_n3("golden --numerics npu" + io + " --dump " + dir + "/g").status, 0);
+  for (const std::string backend : {"func", "systemc"}) {
+    if (backend == "systemc" && run_n3("sim --backend systemc --help").out.find("systemc") == std::string::npos) continue;
+    const test::RunResult r = run_n3("sim --backend " + backend + " --chunk 48" + io + " --dump " + dir + "/" + backend);
+    ASSERT_EQ(r.status, 0) << backend << ": " << r.err;
+    const test::RunResult d = run_n3("diff " + dir + "/" + backend + " " + dir + "/g");
+    EXPECT_EQ(d.status, 0) << backend << ": " << d.out << d.err;
   }
 }
 
