@@ -56,7 +56,7 @@ int cmd_golden(const Args& a) {
   std::string kernels_name = numerics;
   std::chrono::steady_clock::time_point t0, t1, t2;
   if (backend == "golden") {
-    std::shared_ptr<const WeightSource> w = open_weights_for(model, numerics);
+    std::shared_ptr<const WeightSource> w = open_weights_for(model, numerics, hwc);
     const ModelConfig& cfg = w->config();
     ids = read_ids(ids_path, cfg.vocab);
     if (!feed_path.empty()) feed = read_ids(feed_path, cfg.vocab);

@@ -19,6 +19,10 @@ struct DeviceOptions {
   std::string model;            // checkpoint dir, .n3w, or (timing-only backends) a model YAML
   std::string hw_path;          // hardware file
   std::string numerics = "npu"; // npu | reference
+  // Compiled backends (func, systemc): materialise every intermediate tensor
+  // for a Recorder, not only layers.N and logits (adds capture points, hence
+  // synchronisation, so simulated timing differs slightly).
+  bool dump_all = false;
 };
 
 // Logits exactly as the backend produced them: `dtype` names the format

@@ -181,7 +181,7 @@ class FuncDevice : public Device {
   FuncDevice(const DeviceOptions& opt, std::string backend, FuncModel::Runner runner)
       : hw_(load_hw_config(opt.hw_path)), backend_(std::move(backend)) {
     require(opt.numerics == "npu", "backend " + backend_ + ": only --numerics npu (the NPU's arithmetic)");
-    model_ = std::make_unique<FuncModel>(open_weights_for(opt.model, "npu"), hw_, 0, false);
+    model_ = std::make_unique<FuncModel>(open_weights_for(opt.model, "npu", hw_), hw_, 0, opt.dump_all);
     if (runner) model_->set_runner(std::move(runner));
   }
   std::string backend() const override { return backend_; }

@@ -15,7 +15,7 @@ class GoldenDevice : public Device {
  public:
   explicit GoldenDevice(const DeviceOptions& opt)
       : hw_(load_hw_config(opt.hw_path)),
-        model_(open_weights_for(opt.model, opt.numerics), make_kernels(opt.numerics, hw_)) {
+        model_(open_weights_for(opt.model, opt.numerics, hw_), make_kernels(opt.numerics, hw_)) {
     kv_policy();  // validate the policy now, not at the cap
   }
   std::string backend() const override { return "golden"; }

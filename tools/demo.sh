@@ -33,7 +33,8 @@ cat "$OUT/run_systemc.log"
 
 echo "== 4. the same prompt on the golden model and the functional simulator: identical ids"
 for b in golden func; do
-  $N3 run --backend "$b" --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --max-new 32 --out "$OUT/ids_$b.npy" >/dev/null 2>&1
+  $N3 run --backend "$b" --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --max-new 32 --out "$OUT/ids_$b.npy" \
+    >/dev/null 2>"$OUT/run_$b.log" || { cat "$OUT/run_$b.log"; exit 1; }
   cmp -s "$OUT/ids_$b.npy" "$OUT/ids_systemc.npy" && echo "   $b: identical ids" || { echo "   $b: ids DIFFER"; exit 1; }
 done
 
@@ -43,7 +44,8 @@ $N3 sim --backend systemc --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --feed "$OU
   --dump "$OUT/systemc" --dump-all --force --stats "$OUT/stats.json" --trace "$OUT/trace.json"
 $N3 golden --numerics npu --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --feed "$OUT/ids_systemc.npy" \
   --dump "$OUT/golden" --dump-all --force
-$N3 diff "$OUT/systemc" "$OUT/golden" --quiet && echo "   n3 diff: every tensor bit-identical"
+if $N3 diff "$OUT/systemc" "$OUT/golden" --quiet; then echo "   n3 diff: every tensor bit-identical"
+else echo "   n3 diff: the SystemC run DIFFERS from the golden model"; exit 1; fi
 
 echo "== 6. throughput on $HW"
 grep -o "modelled NPU [^)]*)" "$OUT/run_systemc.log" | sed 's/^/   this model: /'
