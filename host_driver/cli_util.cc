@@ -1,3 +1,4 @@
+#include <filesystem>
 #include "host_driver/cli_util.h"
 
 #include <iostream>
@@ -21,6 +22,11 @@ bool parse_args(const std::string& cmd, const Args& a, po::options_description& 
     throw Error("n3 " + cmd + ": " + e.what());
   }
   return true;
+}
+
+OutputGuard::~OutputGuard() {
+  std::error_code ec;
+  for (const std::string& p : paths_) std::filesystem::remove_all(p, ec);
 }
 
 }  // namespace n3::cli

@@ -16,4 +16,16 @@ bool parse_args(const std::string& cmd, const Args& a, po::options_description& 
                 const po::positional_options_description& pos, po::variables_map& vm,
                 const std::string& usage);
 
+// Files and directories a command has written: removed again unless the
+// command reaches commit(), so a failure part-way leaves no partial output.
+class OutputGuard {
+ public:
+  void add(const std::string& path) { paths_.push_back(path); }
+  void commit() { paths_.clear(); }
+  ~OutputGuard();
+
+ private:
+  std::vector<std::string> paths_;
+};
+
 }  // namespace n3::cli

@@ -135,6 +135,7 @@ int cmd_sim(const Args& a) {
   sim::FuncSim s(prog, opt);
   if (!mem_in.empty()) sim::load_image(mem_in, s.memory());
   for (const std::string& l : loads) load_spec(l, s.memory());
+  OutputGuard written;  // every output, or none when a later one fails
 #ifdef N3_HAVE_SYSTEMC
   if (systemc) {
     const timing::Params tp = timing::load_params(hwc);
@@ -142,10 +143,14 @@ int cmd_sim(const Args& a) {
     ro.trace = !trace.empty() || !stats.empty();
     ro.progress = true;
     const sc::Report rep = sc::run_npu(s, tp, ro);
-    if (!trace.empty()) write_file_atomic(trace, sc::trace_json(rep, prog, vm.count("trace-aggregate") > 0));
+    if (!trace.empty()) {
+      written.add(trace);
+      write_file_atomic(trace, sc::trace_json(rep, prog, vm.count("trace-aggregate") > 0));
+    }
     if (!stats.empty()) {
       nlohmann::ordered_json j = nlohmann::ordered_json::parse(sc::stats_json(rep, prog, timing_only));
       j["counts"] = nlohmann::ordered_json::parse(counts_json(s.stats()));
+      written.add(stats);
       write_file_atomic(stats, j.dump(1) + "\n");
       stats.clear();
     }
@@ -157,6 +162,7 @@ int cmd_sim(const Args& a) {
   s.run();
 #endif
 
+  if (!mem_out.empty()) written.add(mem_out);
   if (!mem_out.empty())
     sim::save_image(mem_out, s.memory(), [&](isa::Space sp, uint64_t addr) {
       for (const isa::Region& r : prog.regions)
@@ -164,10 +170,16 @@ int cmd_sim(const Args& a) {
       return std::string();
     });
   if (!dump.empty()) {
+    const bool existed = file_exists(dump);
     prepare_output_dir(dump, force);
+    if (!existed) written.add(dump);
     sim::write_dump(dump, s.captures(), {{"backend", backend}, {"program", program}, {"hw", hwc.name}});
   }
-  if (!stats.empty()) write_file_atomic(stats, counts_json(s.stats()));
+  if (!stats.empty()) {
+    written.add(stats);
+    write_file_atomic(stats, counts_json(s.stats()));
+  }
+  written.commit();
   const sim::Stats& st = s.stats();
   std::fprintf(stderr, "n3 sim: %llu instructions fetched (CTL %llu, DMA %llu, GEMV %llu, GEMM %llu, SFU %llu), "
                        "%llu MACs, hazard check %s\n",

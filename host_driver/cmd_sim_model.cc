@@ -155,22 +155,30 @@ int cmd_sim_model(const Args& a) {
     progress.step("decode step", i + 1, feed.size(), cycles());
   }
 
-  // Outputs only after every program ran: a failure leaves none behind.
+  // Outputs only after every program ran, and all or none of them.
+  OutputGuard written;
 #ifdef N3_HAVE_SYSTEMC
   if (run) {
-    if (!trace.empty()) write_file_atomic(trace, sc::trace_json(run->totals(), vm.count("trace-aggregate") > 0));
+    if (!trace.empty()) {
+      written.add(trace);
+      write_file_atomic(trace, sc::trace_json(run->totals(), vm.count("trace-aggregate") > 0));
+    }
     if (!stats.empty()) {
       nlohmann::ordered_json j = nlohmann::ordered_json::parse(sc::stats_json(run->totals(), timing_only));
       j["counts"] = nlohmann::ordered_json::parse(counts_json(run->counts()));
+      written.add(stats);
       write_file_atomic(stats, j.dump(1) + "\n");
     }
     std::fprintf(stderr, "%s\n", sc::summary_line(run->totals()).c_str());
   }
 #endif
   if (!dump.empty()) {
+    const bool existed = file_exists(dump);
     prepare_output_dir(dump, force);
+    if (!existed) written.add(dump);
     rec.write(dump);
   }
+  written.commit();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "n3 sim: compiled and ran %zu prompt tokens (chunk %d) and %zu decode steps on %s%s in %.2f s%s%s\n",
                ids.size(), fm->max_chunk(), feed.size(), backend.c_str(), timing_only ? " (timing only)" : "", s,

@@ -129,6 +129,33 @@ TEST(SystemcModel, TinyTraceIsValid) {
   }
 }
 
+// A zero-sized GEMM array divided by zero and printed garbage cycles with exit 0.
+TEST(SystemcModel, RefusesAZeroGemmArray) {
+  const Tiny t = tiny("scm_gemm0");
+  std::string hw = read_file_text(test::source_dir() + "/configs/hw/kv260.yaml");
+  const size_t at = hw.find("gemm_rows: {value: 32");
+  ASSERT_NE(at, std::string::npos);
+  hw.replace(at, 21, "gemm_rows: {value: 0");
+  write_file_atomic(t.dir + "/hw.yaml", hw);
+  const RunResult r = run_n3("sim --backend systemc --timing-only --model " + t.yaml + t.io + " --hw " + t.dir +
+                             "/hw.yaml --stats " + t.dir + "/s.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("gemm_rows"), std::string::npos) << r.err;
+  EXPECT_FALSE(file_exists(t.dir + "/s.json"));
+}
+
+// A dump that cannot be written fails the run after stats and trace were
+// made: none of them may be left behind.
+TEST(SystemcModel, AFailedOutputLeavesNoPartialOutputs) {
+  const Tiny t = tiny("scm_partial");
+  write_file_atomic(t.dir + "/file", "not a directory");
+  const RunResult r = run_n3("sim --backend systemc --model " + t.weights + t.io + " --dump " + t.dir +
+                             "/file/D --stats " + t.dir + "/s.json --trace " + t.dir + "/t.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_FALSE(file_exists(t.dir + "/s.json"));
+  EXPECT_FALSE(file_exists(t.dir + "/t.json"));
+}
+
 TEST(SystemcModel, RefusesBadArgumentSets) {
   const Tiny t = tiny("scm_bad");
   struct Bad {

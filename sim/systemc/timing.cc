@@ -52,6 +52,8 @@ Params load_params(const HwConfig& hw) {
   require(p.queue_depth >= 1, hw.path + ": timing.queue_depth must be at least 1");
   require(p.sfu_elems_per_clk > 0 && p.gemv_cores > 0 && p.gemv_macs_per_clk > 0 && p.wbuf_bytes >= 2,
           hw.path + ": engine rates must be positive");
+  require(p.gemm_rows > 0 && p.gemm_cols > 0 && p.gemm_macs_per_pe > 0,
+          hw.path + ": compute.gemm_rows, compute.gemm_cols and timing.gemm_macs_per_pe must be positive");
   require(p.ddr_efficiency > 0 && p.ddr_efficiency <= 1, hw.path + ": memory.ddr_efficiency must be in (0, 1]");
   return p;
 }
