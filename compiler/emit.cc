@@ -80,7 +80,12 @@ std::string Emitter::d(const Buf& b, const std::string& extra) {
   if (!extra.empty()) spec += " " + extra;
   auto it = descs_.find(spec);
   if (it != descs_.end()) return it->second;
-  const std::string name = "d" + std::to_string(descs_.size() + 1);
+  // The buffer's name; further views of it get _2, _3, ...
+  std::string name = "d" + std::to_string(descs_.size() + 1);
+  if (!b.name.empty()) {
+    const int k = ++desc_uses_[b.name];
+    name = k == 1 ? b.name : b.name + "_" + std::to_string(k);
+  }
   require(descs_.size() + 1 < isa::kDescSlots, "compiler: the program needs more than " +
                                                   std::to_string(isa::kDescSlots - 1) + " descriptors");
   descs_[spec] = name;
@@ -134,20 +139,22 @@ std::string Emitter::ki(int32_t v) {
 void Emitter::op(Engine e, const std::string& text) {
   code_.push_back({e, text, 0, 0});
   std::vector<Access> acc;
-  // Operands "field=dN": dst is written, every other descriptor read.
+  // Operands "field=NAME" naming a descriptor: dst is written, every other read.
   size_t at = 0;
-  while ((at = text.find("=d", at)) != std::string::npos) {
-    size_t end = at + 2;
-    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
-    const size_t start = text.rfind(' ', at);
-    const std::string field = text.substr(start + 1, at - start - 1);
-    auto r = range_.find(text.substr(at + 1, end - at - 1));
-    if (r != range_.end()) {
-      Access a = r->second;
-      a.write = field == "dst";
-      acc.push_back(a);
+  while (at < text.size()) {
+    size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string tok = text.substr(at, end - at);
+    const size_t eq = tok.find('=');
+    if (eq != std::string::npos) {
+      auto r = range_.find(tok.substr(eq + 1));
+      if (r != range_.end()) {
+        Access a = r->second;
+        a.write = tok.compare(0, eq, "dst") == 0;
+        acc.push_back(a);
+      }
     }
-    at = end;
+    at = end + 1;
   }
   acc_.push_back(std::move(acc));
 }

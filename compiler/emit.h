@@ -18,6 +18,9 @@ struct Buf {
   int64_t rows = 0, cols = 0, stride = 0;  // stride in bytes
   // INT4 weights: one F32 scale per row at scale_base.
   uint64_t scale_base = 0;
+  // What it holds (a weight's name, an activation buffer's): names its
+  // descriptors, so listings and traces say which tensor an instruction touches.
+  std::string name;
 };
 
 int64_t dtype_bytes(const std::string& dt);  // 4 or 2 (int4: 0, int32: 4)
@@ -78,6 +81,7 @@ class Emitter {
   };
   std::vector<std::string> head_, tensors_;
   std::map<std::string, std::string> descs_;
+  std::map<std::string, int> desc_uses_;  // descriptors per Buf name
   std::map<std::string, std::string> consts_;
   void schedule_deps();
   std::vector<Insn> code_;

@@ -34,7 +34,8 @@ struct Bufs {
 Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int T,
                 const std::set<std::string>& spill = {}, std::vector<std::pair<std::string, uint64_t>>* sizes = nullptr) {
   auto A = [&](const std::string& name, int64_t rows, int64_t cols, const std::string& dt, bool aligned = false) {
-    const Buf b = spill.count(name) ? e.ddr_scratch(rows, cols, dt, aligned) : e.l2(rows, cols, dt, aligned);
+    Buf b = spill.count(name) ? e.ddr_scratch(rows, cols, dt, aligned) : e.l2(rows, cols, dt, aligned);
+    b.name = name;
     if (sizes) sizes->push_back({name, uint64_t(rows * b.stride)});
     return b;
   };
@@ -146,6 +147,7 @@ class Lowering {
     b.cols = p.cols;
     b.stride = int64_t(p.row_bytes());
     b.scale_base = p.scale_base;
+    b.name = name;
     if (const Resident* r = lay_.resident_of(name)) {
       b.space = "l2";
       b.base = r->l2_base;
@@ -303,6 +305,7 @@ void Lowering::attention(int l) {
     b.rows = r.rows;
     b.cols = KVD;
     b.stride = KVD * dtype_bytes(kvd);
+    b.name = "kv." + std::to_string(src) + (v ? ".v" : ".k");
     return b;
   };
   if (cfg_.owns_kv(l)) {
@@ -453,6 +456,7 @@ void Lowering::final_logits() {
   lg.rows = T_;
   lg.cols = cfg_.vocab;
   lg.stride = cfg_.vocab * dtype_bytes(lg.dtype);
+  lg.name = "logits";
   mv(lg, b_.x, w("embed_tokens.weight"));
   if (cfg_.softcap > 0) cvok("softcap", lg, lg, float(cfg_.softcap));
   cap("logits", lg, true);
