@@ -24,14 +24,29 @@ Xfer DdrHp::reserve(int /*engine*/, int64_t bytes, int64_t ports, bool write, do
 }
 
 L2::L2(sc_core::sc_module_name n, Context& c)
-    : sc_core::sc_module(n), c_(c), free_ps_(static_cast<size_t>(c.p.l2_ports), 0.0) {}
+    : sc_core::sc_module(n), c_(c), booked_(static_cast<size_t>(c.p.l2_ports)) {}
 
 Xfer L2::reserve(int64_t bytes, double not_before_ps) {
-  auto it = std::min_element(free_ps_.begin(), free_ps_.end());
-  const double start = std::max({*it, not_before_ps, c_.now_ps()});
-  *it = start + timing::l2_ps(c_.p, bytes);
+  const double now = c_.now_ps(), dur = timing::l2_ps(c_.p, bytes);
+  const double t0 = std::max(not_before_ps, now);
+  size_t best = 0;
+  double best_start = 0;
+  for (size_t p = 0; p < booked_.size(); ++p) {
+    auto& v = booked_[p];
+    v.erase(v.begin(), std::find_if(v.begin(), v.end(), [&](const auto& iv) { return iv.second > now; }));
+    double s = t0;
+    for (const auto& [a, b] : v) {
+      if (b <= s) continue;
+      if (a >= s + dur) break;
+      s = b;
+    }
+    if (p == 0 || s < best_start) best = p, best_start = s;
+  }
+  auto& v = booked_[best];
+  v.insert(std::upper_bound(v.begin(), v.end(), std::make_pair(best_start, best_start + dur)),
+           {best_start, best_start + dur});
   bytes_ += static_cast<uint64_t>(bytes);
-  return {start, *it};
+  return {best_start, best_start + dur};
 }
 
 }  // namespace n3::sc

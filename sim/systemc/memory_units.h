@@ -58,7 +58,10 @@ class L2 : public sc_core::sc_module {
 
  private:
   Context& c_;
-  std::vector<double> free_ps_;
+  // Per port, the booked [start, end) intervals in time order. A transfer
+  // takes the earliest gap that holds it, so a write booked for the future
+  // (an engine's result) does not block the port until then.
+  std::vector<std::vector<std::pair<double, double>>> booked_;
   uint64_t bytes_ = 0;
 };
 
