@@ -1,6 +1,6 @@
 #!/bin/bash
 # The CUDA path's acceptance run on a GPU machine (docs/gpu.md), everything in
-# one go: the CUDA test suites; E4B (synthetic weights, 32-token prefill + 4
+# one go: the CUDA test suites and the cross-backend test (cuda included); E4B (synthetic weights, 32-token prefill + 4
 # decode steps) dumps of the CUDA path against the golden model in NPU
 # numerics (n3 diff, bit-exact) and in reference numerics (relerr.py, 1e-5);
 # the decode benchmark; HF transformers' decode speed.
@@ -30,7 +30,7 @@ t() { timeout "$@"; local rc=$?; [ $rc = 124 ] && echo "TIMEOUT after $1 s: ${*:
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv
   echo "cores: $(nproc)"; ldd $n3 | grep "not found"
   log "tests"
-  t 300 build-cuda/tests/n3_tests --gtest_filter='Cuda*' 2>&1
+  t 300 build-cuda/tests/n3_tests --gtest_filter='Cuda*:Backends/CrossBackend.*' 2>&1
   log "done"
 } > "$out/tests.log" 2>&1
 [ "$quick" = quick ] && exit 0
