@@ -61,6 +61,11 @@ const std::map<std::string, KeyDef>& schema() {
       {"timing.gemm_macs_per_pe", {false, true, "MACs per processing element per clock"}},
       {"timing.sfu_setup_cycles", {false, true, "SFU setup, core cycles"}},
       {"timing.sfu_latency_cycles", {false, true, "SFU pipeline latency, core cycles"}},
+      {"timing.wbuf_tiles", {false, true, "slots of the weight buffers the weight stream cycles through (2: double buffering)"}},
+      {"timing.sfu_passes_softmax", {false, true, "SFU reads of a row for softmax"}},
+      {"timing.sfu_passes_rmsnorm", {false, true, "SFU reads of a row for RMSNorm"}},
+      {"timing.sfu_passes_gtopk", {false, true, "SFU reads of a row for the Gaussian top-k"}},
+      {"timing.sfu_passes_magmatch", {false, true, "SFU reads of a row for magnitude matching"}},
       // NPU numerics (docs/numerics.md); absent keys take num::Formats' defaults.
       {"numerics.act_format", {false, false, "activations in L2: f32 | bf16 | f16"}},
       {"numerics.stream_format", {false, false, "residual streams in L2: f32 | bf16 | f16"}},

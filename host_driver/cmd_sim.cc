@@ -63,10 +63,14 @@ sim::Capacities capacities(const HwConfig& hw) {
 }  // namespace
 
 // The functional core's counts as JSON (also the model form's "counts").
-std::string counts_json(const sim::Stats& st) {
+// Timing-only runs execute no arithmetic, so they have no byte, MAC or SFU
+// counts of their own (the timing model's are in "bandwidth" and
+// "mac_utilisation").
+std::string counts_json(const sim::Stats& st, bool timing_only) {
   nlohmann::ordered_json j;
   j["fetched"] = st.fetched;
   for (int e = 0; e < isa::kNumEngines; ++e) j["instructions"][isa::name_of(static_cast<isa::Engine>(e))] = st.insns[e];
+  if (timing_only) return j.dump(1) + "\n";
   const char* spaces[] = {"DDR", "L2", "WBUF"};
   for (int i = 0; i < 3; ++i) {
     j["bytes_read"][spaces[i]] = st.bytes_read[i];
@@ -149,7 +153,7 @@ int cmd_sim(const Args& a) {
     }
     if (!stats.empty()) {
       nlohmann::ordered_json j = nlohmann::ordered_json::parse(sc::stats_json(rep, prog, timing_only));
-      j["counts"] = nlohmann::ordered_json::parse(counts_json(s.stats()));
+      j["counts"] = nlohmann::ordered_json::parse(counts_json(s.stats(), timing_only));
       written.add(stats);
       write_file_atomic(stats, j.dump(1) + "\n");
       stats.clear();
@@ -177,7 +181,7 @@ int cmd_sim(const Args& a) {
   }
   if (!stats.empty()) {
     written.add(stats);
-    write_file_atomic(stats, counts_json(s.stats()));
+    write_file_atomic(stats, counts_json(s.stats(), false));
   }
   written.commit();
   const sim::Stats& st = s.stats();

@@ -53,7 +53,7 @@ class Progress {
 
 }  // namespace
 
-std::string counts_json(const sim::Stats& st);  // cmd_sim.cc
+std::string counts_json(const sim::Stats& st, bool timing_only);  // cmd_sim.cc
 
 int cmd_sim_model(const Args& a) {
   po::options_description d("n3 sim (model form) options");
@@ -71,7 +71,7 @@ int cmd_sim_model(const Args& a) {
       "chunk", po::value(&chunk)->default_value(0), "prefill chunk (0: the largest that fits L2)")(
       "resident-bytes", po::value(&resident)->default_value(-1),
       "L2 bytes for resident weights at most (-1: all the programs leave free; 0: stream every weight)")(
-      "timing-only", "systemc: timing without weights or arithmetic (same cycles; no dump)")(
+      "timing-only", "systemc: timing without weights or arithmetic (same cycles; --dump DIR gets DIR/stats.json, no tensors)")(
       "stats", po::value(&stats), "systemc: statistics JSON summed over every program run")(
       "trace", po::value(&trace), "systemc: Chrome/Perfetto trace JSON, one track per unit")(
       "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace");
@@ -88,7 +88,7 @@ int cmd_sim_model(const Args& a) {
   const bool dump_all = vm.count("dump-all") > 0;
   require(systemc || (!timing_only && stats.empty() && trace.empty() && !vm.count("trace-aggregate")),
           "--timing-only, --stats, --trace and --trace-aggregate of the model form need --backend systemc");
-  require(!timing_only || (dump.empty() && !dump_all), "--dump needs the data: drop --timing-only");
+  require(!timing_only || !dump_all, "--dump-all needs the data: drop --timing-only");
   require(timing_only || !dump.empty(), "n3 sim --model: give --dump DIR (or --timing-only)");
   require(timing_only || !is_yaml(model), "n3 sim --model " + model + ": a model YAML has no weights; add --timing-only");
   require(!vm.count("trace-aggregate") || !trace.empty(), "--trace-aggregate needs --trace T.json");
@@ -116,7 +116,7 @@ int cmd_sim_model(const Args& a) {
     const sc::TraceMode keep = trace.empty()                 ? sc::TraceMode::None
                                : vm.count("trace-aggregate") ? sc::TraceMode::Aggregate
                                                              : sc::TraceMode::Plain;
-    run = std::make_unique<SystemcRunner>(hwc, keep, !stats.empty(), true);
+    run = std::make_unique<SystemcRunner>(hwc, keep, !stats.empty() || (timing_only && !dump.empty()), true);
     fm->set_runner(run->runner());
   }
   auto cycles = [&]() { return run ? run->totals().cycles(run->totals().total_ps) : -1.0; };
@@ -163,16 +163,24 @@ int cmd_sim_model(const Args& a) {
       written.add(trace);
       write_file_atomic(trace, sc::trace_json(run->totals(), vm.count("trace-aggregate") > 0));
     }
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(sc::stats_json(run->totals(), timing_only));
+    j["counts"] = nlohmann::ordered_json::parse(counts_json(run->counts(), timing_only));
     if (!stats.empty()) {
-      nlohmann::ordered_json j = nlohmann::ordered_json::parse(sc::stats_json(run->totals(), timing_only));
-      j["counts"] = nlohmann::ordered_json::parse(counts_json(run->counts()));
       written.add(stats);
       write_file_atomic(stats, j.dump(1) + "\n");
+    }
+    if (timing_only && !dump.empty()) {
+      // No tensors without arithmetic: the directory gets the run's statistics only.
+      const bool existed = file_exists(dump);
+      prepare_output_dir(dump, force);
+      if (!existed) written.add(dump);
+      write_file_atomic(dump + "/stats.json", j.dump(1) + "\n");
+      std::fprintf(stderr, "n3 sim: --timing-only computes no tensors; %s/stats.json holds the timing\n", dump.c_str());
     }
     std::fprintf(stderr, "%s\n", sc::summary_line(run->totals()).c_str());
   }
 #endif
-  if (!dump.empty()) {
+  if (!dump.empty() && !timing_only) {
     const bool existed = file_exists(dump);
     prepare_output_dir(dump, force);
     if (!existed) written.add(dump);

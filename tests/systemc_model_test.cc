@@ -73,8 +73,14 @@ TEST(SystemcModel, TimingOnlyFromYamlGivesTheFullModeCycles) {
   for (const json& r : a["runs"]) sum += r["cycles"].get<double>();
   EXPECT_NEAR(sum, a["total_cycles"].get<double>(), 1e-6 * sum);
   EXPECT_EQ(a["units"], b["units"]);
+  EXPECT_EQ(a["memory_units"], b["memory_units"]);
   EXPECT_EQ(a["counts"]["instructions"], b["counts"]["instructions"]);
   EXPECT_EQ(a["bandwidth"], b["bandwidth"]);
+  // The contract's form with --dump: the directory gets the timing, no tensors.
+  const RunResult d = run_n3("sim --backend systemc --timing-only --model " + t.yaml + t.io + " --dump " + t.dir + "/td");
+  ASSERT_EQ(d.status, 0) << d.err;
+  EXPECT_EQ(read_json(t.dir + "/td/stats.json")["total_cycles"], a["total_cycles"]);
+  EXPECT_FALSE(file_exists(t.dir + "/td/manifest.json"));
 }
 
 TEST(SystemcModel, StatsBreakTimeDownPerLayerAndOperator) {
@@ -115,8 +121,10 @@ TEST(SystemcModel, TinyTraceIsValid) {
     const json st = read_json(t.dir + "/s.json");
     const json j = read_json(t.dir + "/t.json");  // throws on invalid JSON
     const test::TraceSummary ts = test::check_trace(j, *agg != 0, std::string("tiny") + agg);
-    EXPECT_EQ(ts.tracks, 5u);
-    const uint64_t slices = ts.slices, instructions = ts.instructions;
+    // The 5 engines, the DDR channel, 4 HP ports, 2 L2 ports (kv260).
+    EXPECT_EQ(ts.tracks, 12u);
+    EXPECT_GT(ts.transfers, 0u);
+    const uint64_t slices = ts.instruction_slices, instructions = ts.instructions;
     const double end = ts.end_us;
     // Every instruction of every program is in the trace, and the trace spans the whole run.
     uint64_t executed = 0;
@@ -162,7 +170,7 @@ TEST(SystemcModel, RefusesBadArgumentSets) {
     std::string args, says;
   };
   const std::vector<Bad> bad = {
-      {"sim --backend systemc --timing-only --model " + t.yaml + t.io + " --dump " + t.dir + "/d1", "--dump"},
+      {"sim --backend systemc --timing-only --model " + t.yaml + t.io + " --dump " + t.dir + "/d1 --dump-all", "--dump-all"},
       {"sim --backend systemc --model " + t.yaml + t.io + " --dump " + t.dir + "/d2", "--timing-only"},
       {"sim --backend func --model " + t.weights + t.io + " --dump " + t.dir + "/d3 --stats " + t.dir + "/s.json",
        "--backend systemc"},

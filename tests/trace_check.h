@@ -15,7 +15,9 @@ namespace n3::test {
 struct TraceSummary {
   size_t tracks = 0;
   uint64_t slices = 0;
+  uint64_t instruction_slices = 0;  // slices on engine tracks
   uint64_t instructions = 0;  // aggregated slices count their "instructions"
+  uint64_t transfers = 0;     // slices on memory tracks (cat "transfer"), aggregated: their "transfers"
   double end_us = 0;          // the latest slice end
 };
 
@@ -37,7 +39,9 @@ inline TraceSummary check_trace(const nlohmann::json& j, bool aggregated, const 
     if (last_end.count(tid)) EXPECT_GE(ts + 1e-6, last_end[tid]) << what << ": overlap on " << tracks[tid];
     last_end[tid] = ts + dur;
     s.end_us = std::max(s.end_us, ts + dur);
-    s.instructions += aggregated ? e["args"]["instructions"].get<uint64_t>() : 1;
+    const bool xfer = e.value("cat", "") == "transfer";
+    if (!xfer) ++s.instruction_slices;
+    (xfer ? s.transfers : s.instructions) += aggregated ? e["args"][xfer ? "transfers" : "instructions"].get<uint64_t>() : 1;
     EXPECT_FALSE(e["name"].get<std::string>().empty()) << what;
   }
   return s;

@@ -53,14 +53,22 @@ struct UnitStats {
   std::map<std::string, double> stall_ps;  // reason -> time
 };
 
+// One busy interval on a trace track: an instruction on its engine's track
+// (kind 0), or a transfer on a memory resource's track (1 read, 2 write) for
+// the instruction at `pc` of `engine`.
 struct Slice {
-  int track;          // engine index
+  int track;  // engines first (isa::Engine order), then memory resources
   uint32_t pc;
   double start_ps, dur_ps;
+  uint8_t kind = 0;
+  int engine = 0;
 };
 
 // Everything the units share: the functional core, parameters, recorder.
 struct Context {
+  Context() {
+    for (int e = 0; e < kEngines; ++e) tracks.push_back(isa::name_of(static_cast<isa::Engine>(e)));
+  }
   sim::FuncSim* sim = nullptr;
   timing::Params p;
   TokenBoard tokens;
@@ -72,6 +80,13 @@ struct Context {
   std::array<uint64_t, kEngines> completed{}, dispatched{};
   bool halted = false;
   double run_start_ps = 0;  // this run's start: a unit idle since an earlier run counts from here
+
+  // Trace tracks: the engines', then each memory resource's (Port).
+  std::vector<std::string> tracks;
+  int add_track(const std::string& name) {
+    tracks.push_back(name);
+    return int(tracks.size()) - 1;
+  }
 
   sc_core::sc_time ps(double v) const { return sc_core::sc_time(v, sc_core::SC_PS); }
   double now_ps() const { return sc_core::sc_time_stamp().to_seconds() * 1e12; }

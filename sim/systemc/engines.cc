@@ -7,16 +7,22 @@ namespace n3::sc {
 
 using isa::Space;
 
-EngineUnit::EngineUnit(sc_core::sc_module_name n, Context& c, int engine, DdrHp& ddr, L2& l2)
-    : sc_core::sc_module(n), queue(static_cast<int>(c.p.queue_depth)), c_(c), engine_(engine), ddr_(ddr), l2_(l2) {
+EngineUnit::EngineUnit(sc_core::sc_module_name n, Context& c, int engine)
+    : sc_core::sc_module(n), queue(static_cast<int>(c.p.queue_depth)), c_(c), engine_(engine) {
   SC_THREAD(run);
+}
+
+double EngineUnit::ddr_move(int64_t bytes, bool write, double not_before_ps, int64_t ports) {
+  const Xfer x = ddr->transfer({engine_, cur_->pc, bytes, ports, write, not_before_ps});
+  touched_ddr_ = true;
+  return x.end_ps;
 }
 
 double EngineUnit::move(const sim::View& v, bool write, double not_before_ps, int64_t ports) {
   const int64_t bytes = timing::view_bytes(v);
   if (!bytes) return not_before_ps;
-  if (v.d.space == Space::DDR) return ddr_.reserve(engine_, bytes, ports, write, not_before_ps).end_ps;
-  return l2_.reserve(bytes, not_before_ps).end_ps;
+  if (v.d.space == Space::DDR) return ddr_move(bytes, write, not_before_ps, ports);
+  return l2->transfer({engine_, cur_->pc, bytes, 1, write, not_before_ps}).end_ps;
 }
 
 void EngineUnit::run() {
@@ -24,22 +30,28 @@ void EngineUnit::run() {
     UnitStats& st = c_.units[static_cast<size_t>(engine_)];
     while (true) {
       double t0 = c_.now_ps();
-      queue.read();
+      const sim::Issued in = queue.read();
       st.stall_ps["idle"] += c_.now_ps() - std::max(t0, c_.run_start_ps);
-      const sim::Issued in = std::move(pending_.front());
-      pending_.pop_front();
       t0 = c_.now_ps();
       c_.tokens.acquire(engine_, isa::wait_bits(in.word));
       st.stall_ps["tokens"] += c_.now_ps() - t0;
       const double start = c_.now_ps();
       c_.sim->exec_head(engine_);  // the bits, at the instruction's start
+      cur_ = &in;
+      touched_ddr_ = false;
       const Timed t = model(in);
       c_.wait_until(t.end_ps);
       const double dur = c_.now_ps() - start;
       st.busy_ps += dur;
-      if (dur > t.compute_ps) st.stall_ps["memory"] += dur - t.compute_ps;
+      // Time beyond the unit's own need waited on memory, DDR or L2.
+      if (dur > t.compute_ps) {
+        const double wait = dur - t.compute_ps;
+        const double on_ddr = t.ddr_wait_ps < 0 ? (touched_ddr_ ? wait : 0.0) : std::min(wait, t.ddr_wait_ps);
+        if (on_ddr > 0) st.stall_ps["ddr"] += on_ddr;
+        if (wait > on_ddr) st.stall_ps["l2"] += wait - on_ddr;
+      }
       ++st.instructions;
-      if (c_.record_slices) c_.slices.push_back({engine_, in.pc, start, dur});
+      if (c_.record_slices) c_.slices.push_back({engine_, in.pc, start, dur, 0, engine_});
       ++c_.completed[static_cast<size_t>(engine_)];
       c_.tokens.push(engine_, isa::signal_bits(in.word));
     }
@@ -57,50 +69,67 @@ EngineUnit::Timed DmaUnit::model(const sim::Issued& in) {
   return {end, setup};
 }
 
+MacUnit::MacUnit(sc_core::sc_module_name n, Context& c, int engine) : EngineUnit(n, c, engine) {
+  if (engine == 2)
+    for (int64_t i = 0; i < c.p.gemv_cores; ++i) cores_.push_back(std::make_unique<MacCore>(("core" + std::to_string(i)).c_str()));
+}
+
 EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
   const timing::Params& p = c_.p;
   const double now = c_.now_ps(), clk = p.core_ps();
   const bool gemm = engine_ == 3;
-  const double rate = gemm ? double(p.gemm_rows * p.gemm_cols * p.gemm_macs_per_pe) : double(p.gemv_macs_per_clk_total());
   const int64_t macs = timing::insn_macs(in);
   c_.macs += static_cast<uint64_t>(macs);
-  if (gemm) c_.gemm_macs += static_cast<uint64_t>(macs);
+  double compute_all;
+  if (gemm) {
+    c_.gemm_macs += static_cast<uint64_t>(macs);
+    compute_all = std::ceil(double(macs) / double(p.gemm_rows * p.gemm_cols * p.gemm_macs_per_pe)) * clk;
+  } else {
+    // Outputs dealt to the cores in turn; the unit finishes with its busiest core.
+    const int64_t outs = std::max<int64_t>(in.op("dst").numel(), 1), per_out = macs / outs, n = p.gemv_cores;
+    compute_all = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t share = outs / n + (k < outs % n ? 1 : 0);
+      const double t = std::ceil(double(share * per_out) / double(p.gemv_macs_per_clk)) * clk;
+      cores_[static_cast<size_t>(k)]->busy_ps += t;
+      compute_all = std::max(compute_all, t);
+    }
+  }
   const double setup = double(gemm ? p.gemm_setup_cycles : p.gemv_setup_cycles) * clk;
+  // The systolic array drains through its rows and columns; the GEMV cores through their adder trees.
   const double drain = double(gemm ? p.gemm_rows + p.gemm_cols : p.gemv_drain_cycles) * clk;
-  const double compute_all = std::ceil(double(macs) / rate) * clk;
   // Activations in: one L2 read before the first MAC.
   const double x_ready = move(in.op("src"), false, now + setup, 1);
   const sim::View& w = in.op("w");
   const int64_t wbytes = timing::view_bytes(w);
-  double compute_end = x_ready;
+  double compute_end = x_ready, ddr_wait = 0;
   if (w.d.space == Space::DDR) {
-    // Tiles of half the weight buffers, double-buffered: tile i may start
-    // streaming once tile i-2's compute has freed its half.
-    const int64_t tile = p.weight_tile_bytes();
-    const int64_t ntiles = (wbytes + tile - 1) / tile;
-    std::vector<double> done(static_cast<size_t>(ntiles));
-    for (int64_t i = 0; i < ntiles; ++i) {
-      const int64_t b = std::min(tile, wbytes - i * tile);
-      double not_before = now + setup;
-      if (i >= 2) not_before = std::max(not_before, done[static_cast<size_t>(i - 2)]);
+    // Tile by tile through the weight buffers: a tile streams once its slot
+    // is free, and the MACs take it when it has landed and the previous one is done.
+    const int64_t tile = wbuf->tile_bytes();
+    for (int64_t off = 0; off < wbytes; off += tile) {
+      const int64_t b = std::min(tile, wbytes - off);
+      const double not_before = std::max(now + setup, wbuf->slot_free_ps());
       c_.wait_until(not_before);  // lets other engines' transfers interleave with this stream
-      const Xfer x = ddr_.reserve(engine_, b, p.hp_ports, false, not_before);
-      compute_end = std::max(compute_end, x.end_ps) + compute_all * double(b) / double(wbytes);
-      done[static_cast<size_t>(i)] = compute_end;
+      const double landed = ddr_move(b, false, not_before, p.hp_ports);
+      ddr_wait += std::max(0.0, landed - compute_end);  // the MACs idle until the tile lands
+      compute_end = std::max(compute_end, landed) + compute_all * double(b) / double(wbytes);
+      wbuf->hold(b, compute_end);
     }
   } else {
     // Weights on chip: they stream from L2 (WBUF feeds the cores at MAC rate).
-    const double w_ready = w.d.space == Space::L2 ? l2_.reserve(wbytes, now + setup).end_ps : now + setup;
+    double w_ready = now + setup;
+    if (w.d.space == Space::L2) w_ready = move(w, false, now + setup, 1);
     compute_end = std::max(compute_end + compute_all, w_ready);
   }
   const double end = move(in.op("dst"), true, compute_end + drain, 1);
-  return {end, setup + compute_all + drain};
+  return {end, setup + compute_all + drain, ddr_wait};
 }
 
 EngineUnit::Timed SfuUnit::model(const sim::Issued& in) {
   const timing::Params& p = c_.p;
   const double now = c_.now_ps(), clk = p.core_ps();
-  const int64_t work = timing::sfu_work(in);
+  const int64_t work = timing::sfu_work(p, in);
   c_.sfu_work += static_cast<uint64_t>(work);
   const double setup = double(p.sfu_setup_cycles) * clk;
   const double compute = setup + (std::ceil(double(work) / p.sfu_elems_per_clk) + double(p.sfu_latency_cycles)) * clk;

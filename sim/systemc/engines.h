@@ -1,35 +1,44 @@
 // The engine units of the NPU, one sc_module per hardware unit (DMA, GEMV,
-// GEMM, SFU), each with its in-order instruction queue (an sc_fifo whose
-// depth is timing.queue_depth) and the token handshake of the ISA. A unit
-// takes the next instruction, waits for its tokens, has the functional core
-// execute its effects (sim::FuncSim::exec_head), then holds the instruction
-// for the duration its model computes and signals on completion. A
-// Verilated RTL unit can replace one by consuming the same queue and tokens.
+// GEMM, SFU), each with its in-order instruction queue (an sc_fifo of
+// issued instructions whose depth is timing.queue_depth) and the token
+// handshake of the ISA. A unit takes the next instruction, waits for its
+// tokens, has the functional core execute its effects
+// (sim::FuncSim::exec_head), then holds the instruction for the duration its
+// model computes and signals on completion. The memory side is reached only
+// through the sc_ports `ddr`, `l2` (MemIf) and `wbuf` (WbufIf), so a
+// Verilated RTL unit can replace an engine by consuming the same queue and
+// tokens, or replace a memory unit behind the same interface.
 #pragma once
 #include <systemc>
 
-#include <deque>
+#include <memory>
+#include <ostream>
+#include <vector>
 
 #include "sim/systemc/memory_units.h"
+
+namespace n3::sim {
+// sc_fifo prints its contents by operator<<.
+inline std::ostream& operator<<(std::ostream& o, const Issued& in) { return o << "insn@" << in.pc; }
+}  // namespace n3::sim
 
 namespace n3::sc {
 
 class EngineUnit : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(EngineUnit);
-  EngineUnit(sc_core::sc_module_name n, Context& c, int engine, DdrHp& ddr, L2& l2);
+  EngineUnit(sc_core::sc_module_name n, Context& c, int engine);
 
-  // The dispatcher's side: a slot in the queue, then the instruction.
-  sc_core::sc_fifo<int> queue;
-  void enqueue(const sim::Issued& in) {
-    pending_.push_back(in);
-    queue.nb_write(1);
-  }
+  sc_core::sc_fifo<sim::Issued> queue;  // the dispatcher writes, the unit reads
+  sc_core::sc_port<MemIf> ddr, l2;
 
  protected:
   struct Timed {
     double end_ps;      // completion (writes visible)
     double compute_ps;  // what the unit needed with data always there
+    // Of the time beyond compute_ps, how much the unit waited on DDR (the
+    // rest on L2); negative: all of it on DDR if the instruction touched DDR.
+    double ddr_wait_ps = -1;
   };
   // The unit's timing model of one instruction starting now.
   virtual Timed model(const sim::Issued& in) = 0;
@@ -37,44 +46,57 @@ class EngineUnit : public sc_core::sc_module {
   // Moves a view's bytes to or from its space: DDR through `ports` HP ports,
   // L2 and WBUF through an L2 port. Returns the completion time in ps.
   double move(const sim::View& v, bool write, double not_before_ps, int64_t ports);
+  double ddr_move(int64_t bytes, bool write, double not_before_ps, int64_t ports);
 
   Context& c_;
   const int engine_;
-  DdrHp& ddr_;
-  L2& l2_;
+  const sim::Issued* cur_ = nullptr;
+  bool touched_ddr_ = false;  // this instruction moved DDR bytes
 
  private:
   void run();
-  std::deque<sim::Issued> pending_;
 };
 
 // MEMCPY / MEMSET: setup, then source reads and destination writes stream
 // concurrently; DDR sides through timing.dma_hp_ports HP ports.
 class DmaUnit : public EngineUnit {
  public:
-  DmaUnit(sc_core::sc_module_name n, Context& c, DdrHp& d, L2& l) : EngineUnit(n, c, 1, d, l) {}
+  DmaUnit(sc_core::sc_module_name n, Context& c) : EngineUnit(n, c, 1) {}
 
  protected:
   Timed model(const sim::Issued& in) override;
 };
 
+// One GEMV core: its MAC rate and busy time. The GEMV unit deals an
+// instruction's outputs to its cores in turn (output i to core i mod n), so
+// a core's share is ceil or floor of outputs / n.
+class MacCore : public sc_core::sc_module {
+ public:
+  MacCore(sc_core::sc_module_name n) : sc_core::sc_module(n) {}
+  double busy_ps = 0;
+};
+
 // GEMV cores (engine GEMV) and the systolic array (engine GEMM): weights
-// (or the KV window) stream in tiles of half the weight buffers (double
-// buffering) from DDR through all HP ports while the MAC array consumes the
-// previous tile.
+// (or the KV window) stream through the weight buffers (wbuf) tile by tile
+// from DDR through all HP ports while the MACs consume the previous tile.
 class MacUnit : public EngineUnit {
  public:
-  MacUnit(sc_core::sc_module_name n, Context& c, int engine, DdrHp& d, L2& l) : EngineUnit(n, c, engine, d, l) {}
+  MacUnit(sc_core::sc_module_name n, Context& c, int engine);
+  sc_core::sc_port<WbufIf> wbuf;
+  const std::vector<std::unique_ptr<MacCore>>& cores() const { return cores_; }
 
  protected:
   Timed model(const sim::Issued& in) override;
+
+ private:
+  std::vector<std::unique_ptr<MacCore>> cores_;  // GEMV only
 };
 
 // The SFU / CVO unit: a pipeline of sfu_elems_per_clk elements per clock,
 // one pass per row read (fused row operators need several), plus latency.
 class SfuUnit : public EngineUnit {
  public:
-  SfuUnit(sc_core::sc_module_name n, Context& c, DdrHp& d, L2& l) : EngineUnit(n, c, 4, d, l) {}
+  SfuUnit(sc_core::sc_module_name n, Context& c) : EngineUnit(n, c, 4) {}
 
  protected:
   Timed model(const sim::Issued& in) override;

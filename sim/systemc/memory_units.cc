@@ -1,52 +1,91 @@
 #include "sim/systemc/memory_units.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace n3::sc {
 
-DdrHp::DdrHp(sc_core::sc_module_name n, Context& c)
-    : sc_core::sc_module(n), c_(c), port_bytes_(static_cast<size_t>(c.p.hp_ports), 0) {}
-
-Xfer DdrHp::reserve(int /*engine*/, int64_t bytes, int64_t ports, bool write, double not_before_ps) {
-  const double start = std::max({free_ps_, not_before_ps, c_.now_ps()});
-  const double occ = timing::ddr_occupancy_ps(c_.p, bytes, ports);
-  free_ps_ = start + occ;
-  busy_ += occ;
-  (write ? written_ : read_) += static_cast<uint64_t>(bytes);
-  // Striped over `ports` ports, starting where the last transfer left off.
-  const int64_t per = bytes / ports, rest = bytes % ports;
-  for (int64_t i = 0; i < ports; ++i) {
-    const size_t port = static_cast<size_t>((next_port_ + i) % c_.p.hp_ports);
-    port_bytes_[port] += static_cast<uint64_t>(per + (i < rest ? 1 : 0));
-  }
-  next_port_ = (next_port_ + ports) % c_.p.hp_ports;
-  return {start, start + occ + timing::ddr_latency_ps(c_.p)};
+DdrHp::DdrHp(sc_core::sc_module_name n, Context& c) : sc_core::sc_module(n), c_(c), channel_("channel", c, "DDR") {
+  for (int64_t i = 0; i < c.p.hp_ports; ++i)
+    hp_.push_back(std::make_unique<Port>(("hp" + std::to_string(i)).c_str(), c, "HP" + std::to_string(i)));
 }
 
-L2::L2(sc_core::sc_module_name n, Context& c)
-    : sc_core::sc_module(n), c_(c), booked_(static_cast<size_t>(c.p.l2_ports)) {}
+Xfer DdrHp::transfer(const Req& r) {
+  const timing::Params& p = c_.p;
+  const double now = c_.now_ps(), t0 = std::max(r.not_before_ps, now);
+  const int64_t bursts = (r.bytes + p.burst_bytes - 1) / p.burst_bytes, moved = bursts * p.burst_bytes;
+  const double chan_ps = double(moved) / (p.ddr_peak_gbps * 1e9 * p.ddr_efficiency) * 1e12;
+  const double port_ps = double(moved) / double(r.ports) / (double(p.hp_port_bytes) * p.axi_mhz * 1e6) * 1e12;
+  channel_.line.forget_before(now);
+  for (auto& h : hp_) h->line.forget_before(now);
+  // The r.ports ports whose gaps open first, then one start all of them and the channel share.
+  std::vector<size_t> order(hp_.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::vector<double> first(hp_.size());
+  for (size_t i = 0; i < hp_.size(); ++i) first[i] = hp_[i]->line.earliest(t0, port_ps);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+  order.resize(static_cast<size_t>(r.ports));
+  std::vector<std::pair<const Timeline*, double>> need{{&channel_.line, chan_ps}};
+  for (size_t i : order) need.push_back({&hp_[i]->line, port_ps});
+  const double s = earliest_common(need, t0);
+  channel_.book(r, s, chan_ps, r.bytes);
+  const int64_t per = r.bytes / r.ports, rest = r.bytes % r.ports;
+  std::sort(order.begin(), order.end());
+  for (size_t k = 0; k < order.size(); ++k) hp_[order[k]]->book(r, s, port_ps, per + (int64_t(k) < rest ? 1 : 0));
+  (r.write ? written_ : read_) += static_cast<uint64_t>(r.bytes);
+  return {s, s + std::max(chan_ps, port_ps) + timing::ddr_latency_ps(p)};
+}
 
-Xfer L2::reserve(int64_t bytes, double not_before_ps) {
-  const double now = c_.now_ps(), dur = timing::l2_ps(c_.p, bytes);
-  const double t0 = std::max(not_before_ps, now);
+std::vector<uint64_t> DdrHp::port_bytes() const {
+  std::vector<uint64_t> b;
+  for (const auto& h : hp_) b.push_back(h->bytes());
+  return b;
+}
+
+void DdrHp::reset_counts() {
+  channel_.reset_counts();
+  for (auto& h : hp_) h->reset_counts();
+  read_ = written_ = 0;
+}
+
+L2::L2(sc_core::sc_module_name n, Context& c) : sc_core::sc_module(n), c_(c) {
+  for (int64_t i = 0; i < c.p.l2_ports; ++i)
+    ports_.push_back(std::make_unique<Port>(("port" + std::to_string(i)).c_str(), c, "L2 port " + std::to_string(i)));
+}
+
+Xfer L2::transfer(const Req& r) {
+  const double now = c_.now_ps(), dur = timing::l2_ps(c_.p, r.bytes), t0 = std::max(r.not_before_ps, now);
   size_t best = 0;
   double best_start = 0;
-  for (size_t p = 0; p < booked_.size(); ++p) {
-    auto& v = booked_[p];
-    v.erase(v.begin(), std::find_if(v.begin(), v.end(), [&](const auto& iv) { return iv.second > now; }));
-    double s = t0;
-    for (const auto& [a, b] : v) {
-      if (b <= s) continue;
-      if (a >= s + dur) break;
-      s = b;
-    }
-    if (p == 0 || s < best_start) best = p, best_start = s;
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    ports_[i]->line.forget_before(now);
+    const double s = ports_[i]->line.earliest(t0, dur);
+    if (i == 0 || s < best_start) best = i, best_start = s;
   }
-  auto& v = booked_[best];
-  v.insert(std::upper_bound(v.begin(), v.end(), std::make_pair(best_start, best_start + dur)),
-           {best_start, best_start + dur});
-  bytes_ += static_cast<uint64_t>(bytes);
+  ports_[best]->book(r, best_start, dur, r.bytes);
   return {best_start, best_start + dur};
+}
+
+uint64_t L2::bytes() const {
+  uint64_t b = 0;
+  for (const auto& p : ports_) b += p->bytes();
+  return b;
+}
+
+void L2::reset_counts() {
+  for (auto& p : ports_) p->reset_counts();
+}
+
+WeightBuffer::WeightBuffer(sc_core::sc_module_name n, Context& c)
+    : sc_core::sc_module(n), c_(c), free_at_(static_cast<size_t>(c.p.wbuf_tiles), 0.0) {}
+
+int64_t WeightBuffer::tile_bytes() const { return c_.p.weight_tile_bytes(); }
+
+void WeightBuffer::hold(int64_t bytes, double until_ps) {
+  free_at_[next_] = until_ps;
+  next_ = (next_ + 1) % free_at_.size();
+  bytes_ += static_cast<uint64_t>(bytes);
+  ++tiles_;
 }
 
 }  // namespace n3::sc

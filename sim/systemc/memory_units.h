@@ -1,68 +1,83 @@
-// The memory side of the NPU: the DDR controller behind the AXI HP ports,
-// and the L2 scratchpad's ports. Both are transfer-level: a transfer
-// reserves its resource for bytes / bandwidth and completes after the fixed
-// latency, so time advances per transfer, never per burst or per cycle.
-// Each is an sc_module so a Verilated AXI/DDR or L2 RTL unit can take its
-// place behind the same reserve() call (docs/timing.md).
+// The memory side of the NPU, each unit its own sc_module behind MemIf /
+// WbufIf (resources.h): the AXI HP ports and the DDR controller, the L2
+// scratchpad's ports, and the weight buffers. All are transfer-level: a
+// transfer books each resource it crosses for bytes / bandwidth in the
+// earliest gap all of them share and completes after the fixed latency, so
+// time advances per transfer, never per burst or per cycle (docs/timing.md).
 #pragma once
 #include <systemc>
 
-#include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "sim/systemc/common.h"
+#include "sim/systemc/resources.h"
 
 namespace n3::sc {
 
-struct Xfer {
-  double start_ps, end_ps;  // channel start; data available (latency included)
-};
-
-// DDR behind `hp_ports` AXI HP ports at the AXI clock. One shared channel
-// (the DDR controller): transfers queue on it in request order; a transfer
-// striped over k ports moves at min(DDR peak x efficiency, k x port bandwidth),
-// rounded up to whole bursts, then pays DDR latency plus the AXI -> core
-// clock-domain crossing.
-class DdrHp : public sc_core::sc_module {
+// DDR behind `hp_ports` AXI HP ports at the AXI clock. A transfer striped
+// over k ports books the DDR controller's channel (bytes, rounded up to
+// whole bursts, at DDR peak x efficiency) and k ports (their shares at the
+// port width x AXI clock) from one common start; it completes when the
+// slower of the two has moved it, plus DDR latency and the AXI -> core
+// clock-domain crossing (cdc_sync_cycles AXI clocks in the async FIFO).
+// The k ports are those that free first (lowest index on ties).
+class DdrHp : public sc_core::sc_module, public MemIf {
  public:
   DdrHp(sc_core::sc_module_name n, Context& c);
-  // Reserves a transfer starting no earlier than `not_before_ps`.
-  Xfer reserve(int engine, int64_t bytes, int64_t ports, bool write, double not_before_ps);
-  const std::vector<uint64_t>& port_bytes() const { return port_bytes_; }
+  Xfer transfer(const Req& r) override;
+  std::vector<uint64_t> port_bytes() const;
   uint64_t bytes_read() const { return read_; }
   uint64_t bytes_written() const { return written_; }
-  double busy_ps() const { return busy_; }
-  void reset_counts() {
-    std::fill(port_bytes_.begin(), port_bytes_.end(), 0);
-    read_ = written_ = 0;
-    busy_ = 0;
-  }
+  double busy_ps() const { return channel_.busy_ps(); }  // the DDR channel's
+  void reset_counts();
+  const Port& channel() const { return channel_; }
+  const std::vector<std::unique_ptr<Port>>& hp() const { return hp_; }
 
  private:
   Context& c_;
-  double free_ps_ = 0, busy_ = 0;
-  std::vector<uint64_t> port_bytes_;
+  Port channel_;
+  std::vector<std::unique_ptr<Port>> hp_;
   uint64_t read_ = 0, written_ = 0;
-  int64_t next_port_ = 0;
 };
 
 // The L2 scratchpad: `l2_ports` ports, each moving `l2_port_words` L2 words
-// (one per bank it spans) per core clock; a transfer takes the port that
-// frees first. Bank conflicts between ports are not modelled.
-class L2 : public sc_core::sc_module {
+// per core clock (a port spans that many banks); a transfer takes the port
+// whose gap starts first. The pccx L2 is true dual-port URAM, so the ports
+// never conflict on a bank; a design whose ports share banks would need a
+// bank timeline here.
+class L2 : public sc_core::sc_module, public MemIf {
  public:
   L2(sc_core::sc_module_name n, Context& c);
-  Xfer reserve(int64_t bytes, double not_before_ps);
-  uint64_t bytes() const { return bytes_; }
-  void reset_counts() { bytes_ = 0; }
+  Xfer transfer(const Req& r) override;
+  uint64_t bytes() const;
+  void reset_counts();
+  const std::vector<std::unique_ptr<Port>>& ports() const { return ports_; }
 
  private:
   Context& c_;
-  // Per port, the booked [start, end) intervals in time order. A transfer
-  // takes the earliest gap that holds it, so a write booked for the future
-  // (an engine's result) does not block the port until then.
-  std::vector<std::vector<std::pair<double, double>>> booked_;
-  uint64_t bytes_ = 0;
+  std::vector<std::unique_ptr<Port>> ports_;
+};
+
+// The weight buffers (memory.weight_fifos x weight_fifo_bytes) as
+// timing.wbuf_tiles slots of equal size used in turn by the MAC engines'
+// weight streams: double buffering at 2 (one slot fills from DDR while the
+// MACs consume the other).
+class WeightBuffer : public sc_core::sc_module, public WbufIf {
+ public:
+  WeightBuffer(sc_core::sc_module_name n, Context& c);
+  int64_t tile_bytes() const override;
+  double slot_free_ps() const override { return free_at_[next_]; }
+  void hold(int64_t bytes, double until_ps) override;
+  uint64_t bytes() const { return bytes_; }
+  uint64_t tiles() const { return tiles_; }
+  void reset_counts() { bytes_ = tiles_ = 0; }
+
+ private:
+  Context& c_;
+  std::vector<double> free_at_;
+  size_t next_ = 0;
+  uint64_t bytes_ = 0, tiles_ = 0;
 };
 
 }  // namespace n3::sc

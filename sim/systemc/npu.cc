@@ -3,6 +3,8 @@
 #include <omp.h>
 #include <systemc>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -20,10 +22,12 @@ namespace n3::sc {
 class Ctl : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Ctl);
-  Ctl(sc_core::sc_module_name n, Context& c, std::vector<EngineUnit*> units, bool progress)
-      : sc_core::sc_module(n), c_(c), units_(std::move(units)), progress_(progress) {
+  Ctl(sc_core::sc_module_name n, Context& c, bool progress) : sc_core::sc_module(n), c_(c), progress_(progress) {
     SC_THREAD(run);
   }
+
+  // The engines' instruction queues, DMA GEMV GEMM SFU.
+  std::array<sc_core::sc_port<sc_core::sc_fifo_out_if<sim::Issued>>, kEngines - 1> queue;
 
   // run_npu sets `go` and notifies `start`: one program per request.
   sc_core::sc_event start;
@@ -62,11 +66,11 @@ class Ctl : public sc_core::sc_module {
           if (c_.record_slices) c_.slices.push_back({0, n.pc, start, c_.now_ps() - start});
           c_.tokens.push(0, n.signal);
         } else {
-          EngineUnit& u = *units_[static_cast<size_t>(n.engine - 1)];
-          while (u.queue.num_free() == 0) sc_core::wait(u.queue.data_read_event());
+          auto& q = queue[static_cast<size_t>(n.engine - 1)];
+          while (q->num_free() == 0) sc_core::wait(q->data_read_event());
           st.stall_ps[std::string("queue_full_") + isa::name_of(static_cast<isa::Engine>(n.engine))] += c_.now_ps() - t0;
           const double start = c_.now_ps();
-          u.enqueue(c_.sim->dispatch());
+          q->nb_write(c_.sim->dispatch());
           ++c_.dispatched[static_cast<size_t>(n.engine)];
           sc_core::wait(c_.ps(double(c_.p.dispatch_cycles) * clk));
           st.busy_ps += c_.now_ps() - start;
@@ -84,24 +88,35 @@ class Ctl : public sc_core::sc_module {
   }
 
   Context& c_;
-  std::vector<EngineUnit*> units_;
   bool progress_;
 };
 
 namespace {
 
+// The netlist: every unit bound to its neighbours through sc_ports only.
 struct Top : sc_core::sc_module {
   Top(sc_core::sc_module_name n, Context& c, bool progress)
       : sc_core::sc_module(n),
         ddr("ddr_hp", c),
         l2("l2", c),
-        dma("dma", c, ddr, l2),
-        gemv("gemv", c, 2, ddr, l2),
-        gemm("gemm", c, 3, ddr, l2),
-        sfu("sfu", c, ddr, l2),
-        ctl("ctl", c, {&dma, &gemv, &gemm, &sfu}, progress) {}
+        wbuf("wbuf", c),
+        dma("dma", c),
+        gemv("gemv", c, 2),
+        gemm("gemm", c, 3),
+        sfu("sfu", c),
+        ctl("ctl", c, progress) {
+    EngineUnit* engines[] = {&dma, &gemv, &gemm, &sfu};
+    for (size_t i = 0; i < 4; ++i) {
+      engines[i]->ddr(ddr);
+      engines[i]->l2(l2);
+      ctl.queue[i](engines[i]->queue);
+    }
+    gemv.wbuf(wbuf);
+    gemm.wbuf(wbuf);
+  }
   DdrHp ddr;
   L2 l2;
+  WeightBuffer wbuf;
   DmaUnit dma;
   MacUnit gemv, gemm;
   SfuUnit sfu;
@@ -152,6 +167,8 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   c->halted = false;
   top->ddr.reset_counts();
   top->l2.reset_counts();
+  top->wbuf.reset_counts();
+  for (const auto& core : top->gemv.cores()) core->busy_ps = 0;
   const double t0 = c->now_ps();
   c->run_start_ps = t0;
   top->ctl.go = true;
@@ -201,10 +218,20 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   r.ddr_written = top->ddr.bytes_written();
   r.ddr_busy_ps = top->ddr.busy_ps();
   r.l2_bytes = top->l2.bytes();
+  r.tracks = c->tracks;
+  r.resources.push_back({"DDR channel", top->ddr.channel().busy_ps(), top->ddr.channel().bytes()});
+  for (const auto& h : top->ddr.hp()) r.resources.push_back({h->track_name(), h->busy_ps(), h->bytes()});
+  for (const auto& l : top->l2.ports()) r.resources.push_back({l->track_name(), l->busy_ps(), l->bytes()});
+  r.resources.push_back({"weight buffers", 0, top->wbuf.bytes()});
+  for (size_t k = 0; k < top->gemv.cores().size(); ++k)
+    r.resources.push_back({"GEMV core " + std::to_string(k), top->gemv.cores()[k]->busy_ps, 0});
   r.macs = c->macs;
   r.gemm_macs = c->gemm_macs;
   r.sfu_work = c->sfu_work;
-  for (const Slice& sl : c->slices) r.slices.push_back({sl.track, sl.pc, sl.start_ps - t0, sl.dur_ps});
+  // Transfers are booked out of time order (a result write when its
+  // instruction starts): time order per track for the trace.
+  std::stable_sort(c->slices.begin(), c->slices.end(), [](const Slice& a, const Slice& b) { return a.start_ps < b.start_ps; });
+  for (const Slice& sl : c->slices) r.slices.push_back({sl.track, sl.pc, sl.start_ps - t0, sl.dur_ps, sl.kind, sl.engine});
   return r;
 }
 

@@ -25,16 +25,28 @@ struct UnitReport {
   std::vector<std::pair<std::string, double>> stall_ps;
 };
 
+// A memory-side unit's figures: the DDR channel, each HP port, each L2
+// port, the weight buffers (bytes through them), each GEMV core (busy only).
+struct ResourceReport {
+  std::string name;
+  double busy_ps = 0;
+  uint64_t bytes = 0;
+};
+
 struct SliceReport {
   int track;
   uint32_t pc;
   double start_ps, dur_ps;
+  uint8_t kind = 0;  // 0 instruction, 1 read, 2 write (a transfer on a memory track)
+  int engine = 0;
 };
 
 struct Report {
   timing::Params params;
   double total_ps = 0;
   std::vector<UnitReport> units;  // CTL DMA GEMV GEMM SFU
+  std::vector<ResourceReport> resources;
+  std::vector<std::string> tracks;  // trace track names: the engines', then the memory resources'
   std::vector<uint64_t> hp_port_bytes;
   uint64_t ddr_read = 0, ddr_written = 0, l2_bytes = 0, macs = 0, gemm_macs = 0, sfu_work = 0;
   double ddr_busy_ps = 0;

@@ -45,7 +45,13 @@ void add_counts(Totals& t, const Report& r, const std::string& label) {
   t.params = r.params;
   if (t.units.empty()) {
     for (const UnitReport& u : r.units) t.units.push_back({u.name, 0, 0, {}});
-    t.open.assign(r.units.size(), -1);
+    for (const ResourceReport& m : r.resources) t.resources.push_back({m.name, 0, 0});
+    t.tracks = r.tracks;
+    t.open.assign(r.tracks.size(), -1);
+  }
+  for (size_t i = 0; i < r.resources.size() && i < t.resources.size(); ++i) {
+    t.resources[i].busy_ps += r.resources[i].busy_ps;
+    t.resources[i].bytes += r.resources[i].bytes;
   }
   for (size_t i = 0; i < r.units.size(); ++i) {
     UnitReport& u = t.units[i];
@@ -125,7 +131,7 @@ void add_run(Totals& t, const Report& r, const isa::Program& prog, TraceMode mod
     return tensor.empty() ? mnemonic_of(prog, pc) : tensor;
   };
   for (const SliceReport& s : r.slices) {
-    if (s.track == 0) continue;
+    if (s.track == 0 || s.kind != 0) continue;
     const auto [layer, op] = split_layer(key_of(s.pc));
     t.layer_ps[layer] += s.dur_ps;
     t.op_ps[op] += s.dur_ps;
@@ -135,9 +141,12 @@ void add_run(Totals& t, const Report& r, const isa::Program& prog, TraceMode mod
     const size_t tr = static_cast<size_t>(s.track);
     const std::string tensor = by_section ? (*sections)[s.pc] : dst_name(prog, s.pc);
     const double b = base + s.start_ps, e = b + s.dur_ps;
+    // A transfer is named by its initiator, its direction and the operator it serves.
+    const std::string xfer =
+        s.kind == 0 ? "" : std::string(isa::name_of(static_cast<isa::Engine>(s.engine))) + (s.kind == 1 ? " rd " : " wr ");
     if (mode == TraceMode::Aggregate) {
       // A section's instructions merge whatever their mnemonic: one slice per part of a layer.
-      const std::string name = by_section ? tensor : key_of(s.pc);
+      const std::string name = xfer + (by_section ? tensor : key_of(s.pc));
       if (t.open[tr] >= 0 && t.slices[static_cast<size_t>(t.open[tr])].name == name) {
         NamedSlice& o = t.slices[static_cast<size_t>(t.open[tr])];
         o.end_ps = e;
@@ -145,10 +154,10 @@ void add_run(Totals& t, const Report& r, const isa::Program& prog, TraceMode mod
         continue;
       }
       t.open[tr] = long(t.slices.size());
-      t.slices.push_back({s.track, name, b, e, 1});
+      t.slices.push_back({s.track, name, b, e, 1, s.kind != 0});
     } else {
-      t.slices.push_back({s.track, isa::disassemble_word(prog.code[s.pc], &prog, s.pc) + (tensor.empty() ? "" : " -> " + tensor),
-                          b, e, 1});
+      const std::string what = s.kind == 0 ? isa::disassemble_word(prog.code[s.pc], &prog, s.pc) : xfer + mnemonic_of(prog, s.pc);
+      t.slices.push_back({s.track, what + (tensor.empty() ? "" : " -> " + tensor), b, e, 1, s.kind != 0});
     }
   }
 }
@@ -213,6 +222,15 @@ std::string stats_json(const Totals& r, bool timing_only) {
   }
   for (size_t i = 0; i < r.hp_port_bytes.size(); ++i) j["bytes_per_port"]["hp" + std::to_string(i)] = r.hp_port_bytes[i];
   j["bytes_per_port"]["l2"] = r.l2_bytes;
+  // The memory side, unit by unit: busy time (a transfer's occupancy, latency
+  // excluded) and bytes; the GEMV cores' MAC time.
+  j["memory_units"] = nlohmann::ordered_json::object();
+  for (const ResourceReport& m : r.resources) {
+    auto& jm = j["memory_units"][m.name];
+    jm["busy_cycles"] = r.cycles(m.busy_ps);
+    jm["busy_fraction"] = r.total_ps > 0 ? m.busy_ps / r.total_ps : 0.0;
+    jm["bytes"] = m.bytes;
+  }
   const double secs = r.total_ps * 1e-12;
   auto& bw = j["bandwidth"];
   bw["ddr_bytes_read"] = r.ddr_read;
@@ -247,14 +265,15 @@ std::string stats_json(const Totals& r, bool timing_only) {
 
 std::string trace_json(const Totals& r, bool aggregate) {
   nlohmann::ordered_json ev = nlohmann::ordered_json::array();
-  for (size_t t = 0; t < r.units.size(); ++t) {
-    ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", t}, {"args", {{"name", r.units[t].name}}}});
+  for (size_t t = 0; t < r.tracks.size(); ++t) {
+    ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", t}, {"args", {{"name", r.tracks[t]}}}});
+    ev.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 1}, {"tid", t}, {"args", {{"sort_index", t}}}});
   }
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "npu " + r.params.name}}}});
   for (const NamedSlice& s : r.slices) {
-    nlohmann::ordered_json e = {{"name", s.name}, {"ph", "X"}, {"pid", 1}, {"tid", s.track},
+    nlohmann::ordered_json e = {{"name", s.name}, {"cat", s.transfer ? "transfer" : "instruction"}, {"ph", "X"}, {"pid", 1}, {"tid", s.track},
                                 {"ts", s.start_ps * 1e-6}, {"dur", (s.end_ps - s.start_ps) * 1e-6}};
-    if (aggregate) e["args"] = {{"instructions", s.instructions}};
+    if (aggregate) e["args"] = {{s.transfer ? "transfers" : "instructions", s.instructions}};
     ev.push_back(e);
   }
   nlohmann::ordered_json j;

@@ -2,7 +2,8 @@
 // configured clocks, per-unit busy and stall cycles, bytes per HP port,
 // achieved vs peak bandwidth, MAC utilisation, per-layer and per-operator
 // cycles from the destination tensors' symbol names) and the --trace
-// Chrome/Perfetto JSON (one track per unit, one slice per instruction).
+// Chrome/Perfetto JSON (one track per engine with one slice per
+// instruction, one track per memory resource with one slice per transfer).
 //
 // A model run is many programs (prefill chunks, decode steps), each its own
 // run_npu call; Totals sums their reports so the model form writes one stats
@@ -24,13 +25,16 @@ struct NamedSlice {
   int track;
   std::string name;
   double start_ps, end_ps;
-  uint64_t instructions;
+  uint64_t instructions;  // instructions (or transfers) merged into it
+  bool transfer = false;  // on a memory track
 };
 
 struct Totals {
   timing::Params params;
   double total_ps = 0, ddr_busy_ps = 0;
   std::vector<UnitReport> units;  // CTL DMA GEMV GEMM SFU
+  std::vector<ResourceReport> resources;
+  std::vector<std::string> tracks;
   std::vector<uint64_t> hp_port_bytes;
   uint64_t ddr_read = 0, ddr_written = 0, l2_bytes = 0, macs = 0, gemm_macs = 0, sfu_work = 0;
   std::map<std::string, double> layer_ps, op_ps;  // busy time by destination name (see stats_json)

@@ -30,6 +30,11 @@ Params load_params(const HwConfig& hw) {
   p.sfu_elems_per_clk = hw.num("compute.sfu_elems_per_clk");
   p.gemm_macs_per_pe = hw.integer("timing.gemm_macs_per_pe");
   p.wbuf_bytes = hw.integer("memory.weight_fifos") * hw.integer("memory.weight_fifo_bytes");
+  p.wbuf_tiles = hw.integer("timing.wbuf_tiles");
+  p.sfu_passes_softmax = hw.integer("timing.sfu_passes_softmax");
+  p.sfu_passes_rmsnorm = hw.integer("timing.sfu_passes_rmsnorm");
+  p.sfu_passes_gtopk = hw.integer("timing.sfu_passes_gtopk");
+  p.sfu_passes_magmatch = hw.integer("timing.sfu_passes_magmatch");
   p.ddr_latency_ns = hw.num("timing.ddr_latency_ns");
   p.burst_bytes = hw.integer("timing.ddr_burst_bytes");
   p.cdc_sync_cycles = hw.integer("timing.cdc_sync_cycles");
@@ -50,8 +55,11 @@ Params load_params(const HwConfig& hw) {
           hw.path + ": burst size, HP ports and L2 ports must be positive");
   require(p.dma_hp_ports >= 1 && p.dma_hp_ports <= p.hp_ports, hw.path + ": timing.dma_hp_ports must be in [1, memory.hp_ports]");
   require(p.queue_depth >= 1, hw.path + ": timing.queue_depth must be at least 1");
-  require(p.sfu_elems_per_clk > 0 && p.gemv_cores > 0 && p.gemv_macs_per_clk > 0 && p.wbuf_bytes >= 2,
-          hw.path + ": engine rates must be positive");
+  require(p.sfu_elems_per_clk > 0 && p.gemv_cores > 0 && p.gemv_macs_per_clk > 0, hw.path + ": engine rates must be positive");
+  require(p.wbuf_tiles >= 1 && p.wbuf_bytes >= p.wbuf_tiles,
+          hw.path + ": timing.wbuf_tiles must be at least 1 and at most the weight buffers' bytes");
+  require(p.sfu_passes_softmax >= 1 && p.sfu_passes_rmsnorm >= 1 && p.sfu_passes_gtopk >= 1 && p.sfu_passes_magmatch >= 1,
+          hw.path + ": timing.sfu_passes_* must be at least 1");
   require(p.gemm_rows > 0 && p.gemm_cols > 0 && p.gemm_macs_per_pe > 0,
           hw.path + ": compute.gemm_rows, compute.gemm_cols and timing.gemm_macs_per_pe must be positive");
   require(p.ddr_efficiency > 0 && p.ddr_efficiency <= 1, hw.path + ": memory.ddr_efficiency must be in (0, 1]");
@@ -79,28 +87,23 @@ int64_t insn_macs(const sim::Issued& in) {
   return 0;
 }
 
-namespace {
 // Passes of the SFU pipeline over a row: a plain element-wise function is one
 // pass; a fused row operator re-reads its row for each reduction it needs
-// (docs/timing.md lists them).
-int passes(isa::CvoFunc f) {
+// (timing.sfu_passes_*, docs/timing.md).
+int64_t sfu_work(const Params& p, const sim::Issued& in) {
   using F = isa::CvoFunc;
-  switch (f) {
-    case F::SOFTMAX: return 3;  // max, exp+sum, scale
-    case F::RMSNORM: return 2;  // sum of squares, scale
-    case F::GTOPK: return 3;    // mean, variance, threshold
-    case F::MAGMATCH: return 2; // rms, scale
-    default: return 1;
+  int64_t passes = 1;
+  switch (static_cast<F>(in.sub->value)) {
+    case F::SOFTMAX: passes = p.sfu_passes_softmax; break;
+    case F::RMSNORM: passes = p.sfu_passes_rmsnorm; break;
+    case F::GTOPK: passes = p.sfu_passes_gtopk; break;
+    case F::MAGMATCH: passes = p.sfu_passes_magmatch; break;
+    default: break;
   }
-}
-}  // namespace
-
-int64_t sfu_work(const sim::Issued& in) {
-  const auto f = static_cast<isa::CvoFunc>(in.sub->value);
   const sim::View& a = in.op("a");
   const sim::View& y = in.op("dst");
   const int64_t n = std::max(a.present() ? a.numel() : 0, y.numel());
-  return n * passes(f);
+  return n * passes;
 }
 
 double ddr_occupancy_ps(const Params& p, int64_t bytes, int64_t ports) {

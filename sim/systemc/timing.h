@@ -24,7 +24,10 @@ struct Params {
   // engines
   int64_t gemv_cores = 0, gemv_macs_per_clk = 0, gemm_rows = 0, gemm_cols = 0, gemm_macs_per_pe = 0;
   double sfu_elems_per_clk = 0;
-  int64_t wbuf_bytes = 0;  // weight FIFOs in all; a weight tile is half of it (double buffering)
+  int64_t wbuf_bytes = 0;  // weight FIFOs in all
+  int64_t wbuf_tiles = 0;  // slots the weight stream cycles through (2: double buffering)
+  // SFU passes over a row for the fused row operators (an element-wise function is one).
+  int64_t sfu_passes_softmax = 0, sfu_passes_rmsnorm = 0, sfu_passes_gtopk = 0, sfu_passes_magmatch = 0;
   int64_t queue_depth = 0, dispatch_cycles = 0, ctl_cycles = 0;
   int64_t dma_setup_cycles = 0, gemv_setup_cycles = 0, gemv_drain_cycles = 0, gemm_setup_cycles = 0,
           sfu_setup_cycles = 0, sfu_latency_cycles = 0;
@@ -36,7 +39,7 @@ struct Params {
   double ddr_bytes_per_s(int64_t ports) const;
   double hp_bytes_per_s(int64_t ports) const { return double(ports) * double(hp_port_bytes) * axi_mhz * 1e6; }
   int64_t gemv_macs_per_clk_total() const { return gemv_cores * gemv_macs_per_clk; }
-  int64_t weight_tile_bytes() const { return wbuf_bytes / 2; }
+  int64_t weight_tile_bytes() const { return wbuf_bytes / wbuf_tiles; }
 };
 
 // Reads the keys; throws naming the hardware file and the first missing key.
@@ -48,7 +51,7 @@ int64_t view_bytes(const sim::View& v);
 int64_t insn_macs(const sim::Issued& in);
 // SFU elements processed: passes over the row data times the elements
 // produced (a fused row operator reads its row more than once).
-int64_t sfu_work(const sim::Issued& in);
+int64_t sfu_work(const Params& p, const sim::Issued& in);
 
 // Duration in ps of moving `bytes` over DDR through `ports` HP ports, not
 // counting the latency: rounded up to whole bursts, at the sustained rate.

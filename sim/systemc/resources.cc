@@ -1,0 +1,52 @@
+#include "sim/systemc/resources.h"
+
+#include <algorithm>
+
+#include "sim/systemc/common.h"
+
+namespace n3::sc {
+
+double Timeline::earliest(double t0, double dur) const {
+  double s = t0;
+  for (const auto& [a, b] : iv_) {
+    if (b <= s) continue;
+    if (a >= s + dur) break;
+    s = b;
+  }
+  return s;
+}
+
+void Timeline::book(double start, double dur) {
+  if (dur <= 0) return;
+  const std::pair<double, double> iv{start, start + dur};
+  iv_.insert(std::upper_bound(iv_.begin(), iv_.end(), iv), iv);
+}
+
+void Timeline::forget_before(double t) {
+  // Disjoint and sorted by start, so also sorted by end.
+  iv_.erase(iv_.begin(), std::find_if(iv_.begin(), iv_.end(), [&](const auto& iv) { return iv.second > t; }));
+}
+
+double earliest_common(const std::vector<std::pair<const Timeline*, double>>& need, double t0) {
+  // Each pass moves s to the latest of the resources' earliest gaps; it
+  // stops when all agree. s only grows and bookings are finite, so it ends.
+  double s = t0;
+  while (true) {
+    double next = s;
+    for (const auto& [tl, dur] : need) next = std::max(next, tl->earliest(s, dur));
+    if (next == s) return s;
+    s = next;
+  }
+}
+
+Port::Port(sc_core::sc_module_name n, Context& c, const std::string& track_name)
+    : sc_core::sc_module(n), c_(c), track_name_(track_name), track_(c.add_track(track_name)) {}
+
+void Port::book(const Req& r, double start, double dur, int64_t bytes) {
+  line.book(start, dur);
+  busy_ += dur;
+  bytes_ += static_cast<uint64_t>(bytes);
+  if (c_.record_slices && dur > 0) c_.slices.push_back({track_, r.pc, start, dur, r.write ? uint8_t(2) : uint8_t(1), r.engine});
+}
+
+}  // namespace n3::sc

@@ -1,0 +1,92 @@
+// The transfer-level building blocks of the SystemC memory units and the
+// interfaces the engines reach them through.
+//
+// A Timeline is one resource that moves one transfer at a time (a DDR
+// channel, an AXI HP port, an L2 port): it keeps its booked [start, end)
+// intervals, and a new transfer takes the earliest gap that holds it. A
+// transfer booked for the future (an engine's result write, known when the
+// instruction starts) therefore leaves the time before it free for others.
+//
+// The engines see the memory side only through MemIf and WbufIf, bound with
+// sc_port, so a Verilated AXI/DDR, L2 or weight-buffer unit (behind a
+// transactor implementing the same interface) can replace a model without
+// touching the engines (docs/timing.md).
+#pragma once
+#include <systemc>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace n3::sc {
+
+struct Context;
+
+struct Xfer {
+  double start_ps, end_ps;  // first resource start; data available (latency included)
+};
+
+// One transfer request from an engine.
+struct Req {
+  int engine;           // initiator (isa::Engine)
+  uint32_t pc;          // instruction it belongs to (trace slices)
+  int64_t bytes;
+  int64_t ports;        // AXI HP ports it stripes over (DDR only)
+  bool write;
+  double not_before_ps; // earliest start
+};
+
+class Timeline {
+ public:
+  // Earliest s >= t0 such that [s, s + dur) overlaps no booking.
+  double earliest(double t0, double dur) const;
+  void book(double start, double dur);
+  // Drops bookings that ended at or before t (they can no longer matter).
+  void forget_before(double t);
+
+ private:
+  std::vector<std::pair<double, double>> iv_;  // disjoint, in time order
+};
+
+// Earliest common start s >= t0 at which every (timeline, duration) pair is
+// free for its duration.
+double earliest_common(const std::vector<std::pair<const Timeline*, double>>& need, double t0);
+
+// A port-like resource as its own module: a timeline, its busy time and
+// bytes, and an optional trace track.
+class Port : public sc_core::sc_module {
+ public:
+  Port(sc_core::sc_module_name n, Context& c, const std::string& track_name);
+  Timeline line;
+  void book(const Req& r, double start, double dur, int64_t bytes);
+  double busy_ps() const { return busy_; }
+  uint64_t bytes() const { return bytes_; }
+  void reset_counts() { busy_ = 0, bytes_ = 0; }
+  const std::string& track_name() const { return track_name_; }
+
+ private:
+  Context& c_;
+  std::string track_name_;
+  int track_;
+  double busy_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+// A memory target (DDR behind the HP ports, or the L2).
+class MemIf : public virtual sc_core::sc_interface {
+ public:
+  virtual Xfer transfer(const Req& r) = 0;
+};
+
+// The weight buffers between the HP ports and the MAC engines: `tiles`
+// slots used in turn; a tile may start filling once its slot's previous
+// tile has been consumed.
+class WbufIf : public virtual sc_core::sc_interface {
+ public:
+  virtual int64_t tile_bytes() const = 0;
+  virtual double slot_free_ps() const = 0;           // the next tile's slot frees at
+  virtual void hold(int64_t bytes, double until_ps) = 0;  // the next slot holds a tile until
+};
+
+}  // namespace n3::sc
