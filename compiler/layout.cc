@@ -86,7 +86,9 @@ Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits
   lay.logits_bytes = align16(uint64_t(max_chunk) * cfg.vocab * 4);
   at += lay.logits_bytes;
   lay.spill = at;
-  lay.spill_bytes = align16(std::max(spill_bytes_for(cfg, f, hw, 1), spill_bytes_for(cfg, f, hw, max_chunk)));
+  uint64_t spill = 0;
+  for (int T : chunk_sizes(max_chunk)) spill = std::max(spill, spill_bytes_for(cfg, f, hw, T));
+  lay.spill_bytes = align16(spill);
   at += lay.spill_bytes;
   lay.ddr_end = at;
   return lay;

@@ -533,4 +533,22 @@ int largest_chunk(const ModelConfig& cfg, const num::Formats& f, const HwLimits&
   return best;
 }
 
+std::vector<int> chunk_sizes(int max_chunk) {
+  require(max_chunk >= 1, "chunk_sizes: the largest chunk must be at least 1");
+  std::vector<int> s{max_chunk};
+  int p = 1;
+  while (p * 2 < max_chunk) p *= 2;
+  for (; p >= 1; p /= 2)
+    if (p < max_chunk) s.push_back(p);
+  return s;
+}
+
+std::vector<int> cover(int n, const std::vector<int>& sizes) {
+  std::vector<int> out;
+  for (int s : sizes)
+    while (n >= s) out.push_back(s), n -= s;
+  require(n == 0, "cover: the program sizes do not include 1");
+  return out;
+}
+
 }  // namespace n3::comp

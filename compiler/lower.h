@@ -57,4 +57,13 @@ uint64_t spill_bytes_for(const ModelConfig& cfg, const num::Formats& f, const Hw
 // Largest T whose program fits L2 (at least 1; error when even T = 1 does not fit).
 int largest_chunk(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int cap = 256);
 
+// The token counts the compiler makes programs for, largest first: the
+// largest chunk and every power of two below it, down to 1 (the decode
+// program). The host covers any prompt with these alone: chunks of the
+// largest, then the tail greedily (13 at max 5: 5 + 5 + 2 + 1), as MLLM's
+// multi-graph selection does.
+std::vector<int> chunk_sizes(int max_chunk);
+// The program sizes (from chunk_sizes) covering n tokens, in order.
+std::vector<int> cover(int n, const std::vector<int>& sizes);
+
 }  // namespace n3::comp

@@ -23,7 +23,10 @@ void plan_residency(Layout& lay, const ModelConfig& cfg, const num::Formats& f, 
                     const ResidencyOptions& opt) {
   lay.resident.clear();
   lay.l2_resident_base = hw.l2;
-  const uint64_t act = std::max(l2_bytes_for(cfg, f, hw, 1, true), l2_bytes_for(cfg, f, hw, lay.max_chunk, true));
+  // Every program of the set shares the resident region: a smaller chunk that
+  // fits L2 unspilled may need more L2 than the largest one, spilled.
+  uint64_t act = 0;
+  for (int T : chunk_sizes(lay.max_chunk)) act = std::max(act, l2_bytes_for(cfg, f, hw, T, true));
   uint64_t budget = act < hw.l2 ? (hw.l2 - act) & ~uint64_t(15) : 0;
   if (opt.max_bytes >= 0) budget = std::min<uint64_t>(budget, uint64_t(opt.max_bytes) & ~uint64_t(15));
   if (budget == 0) return;

@@ -15,6 +15,42 @@ uint64_t extent(const isa::DescRecord& d) {
   return d.rows ? uint64_t(d.rows - 1) * d.row_stride + row : 0;
 }
 
+// The descriptor an instruction's operand field names, if the field exists.
+bool operand(const isa::Program& p, uint64_t w, const isa::OpcodeDef& d, const char* field, isa::DescRecord* out) {
+  const int f = isa::field_index(d, field);
+  if (f < 0) return false;
+  const uint64_t slot = isa::field_raw(w, d.fields[f]);
+  if (slot == 0 || slot >= p.descs.size()) return false;
+  *out = isa::decode_desc(p.descs[slot].data());
+  return true;
+}
+
+std::string dims(const isa::DescRecord& d) { return "[" + std::to_string(d.rows) + ", " + std::to_string(d.cols) + "]"; }
+
+// Static operand shapes (views whose extent a register sets at run time are
+// left to the simulator's traps): a matrix product y[T, N] = x[T, K] W[N, K]^T
+// (gemv.mv, gemm) and a copy's element count (memcpy).
+void check_shapes(const isa::Program& p, std::vector<std::string>& out) {
+  for (size_t i = 0; i < p.code.size(); ++i) {
+    const uint64_t w = p.code[i];
+    const isa::OpcodeDef* d = isa::def_of(w);
+    if (!d) continue;
+    isa::DescRecord y, x, m;
+    const std::string at = "instruction " + std::to_string(i) + " (" + d->name + "): ";
+    const bool mv = d->opcode == isa::Opcode::GEMM ||
+                    (d->opcode == isa::Opcode::GEMV && d->subop_field >= 0 &&
+                     static_cast<isa::GemvMode>(isa::field_raw(w, d->fields[d->subop_field])) == isa::GemvMode::MV);
+    if (mv && operand(p, w, *d, "dst", &y) && operand(p, w, *d, "src", &x) && operand(p, w, *d, "w", &m) &&
+        !y.dyn_reg && !x.dyn_reg && !m.dyn_reg) {
+      if (m.cols != x.cols || y.rows != x.rows || y.cols != m.rows)
+        out.push_back(at + "shapes dst " + dims(y) + " = src " + dims(x) + " x w " + dims(m) + "^T do not match");
+    } else if (d->opcode == isa::Opcode::MEMCPY && operand(p, w, *d, "dst", &y) && operand(p, w, *d, "src", &x) &&
+               !y.dyn_reg && !x.dyn_reg && uint64_t(y.rows) * y.cols != uint64_t(x.rows) * x.cols) {
+      out.push_back(at + "shapes dst " + dims(y) + " and src " + dims(x) + " hold different element counts");
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> verify_compiled(const Compiled& c, const HwLimits& hw) {
@@ -22,6 +58,7 @@ std::vector<std::string> verify_compiled(const Compiled& c, const HwLimits& hw) 
   const isa::Program& p = c.program;
   for (const isa::Diag& d : isa::verify_program(p))
     out.push_back("instruction " + std::to_string(d.pc) + ": " + d.message);
+  check_shapes(p, out);
   // L2 buffers: disjoint, inside L2.
   std::vector<std::pair<uint64_t, uint64_t>> a = c.l2_allocs;
   std::sort(a.begin(), a.end());

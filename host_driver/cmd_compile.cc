@@ -1,8 +1,10 @@
 // n3 compile --model M --hw H.yaml -o DIR: compiles Gemma 3n into ISA
-// programs (decode, one token; prefill at chunk 1 and the largest chunk that
-// fits L2) and a report of the memory plan (DDR footprint against capacity,
+// programs (decode, one token; prefill at the largest chunk that fits L2 and
+// every power of two below it, the set the host covers any prompt with:
+// comp::chunk_sizes) and a report of the memory plan (DDR footprint against capacity,
 // L2 high-water against size). M may be a model YAML: the plan and programs
 // need shapes only. Exits 2 when either memory does not fit.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -50,11 +52,11 @@ int cmd_compile(const Args& a) {
   const num::Formats f = numerics_formats(hwc);
   const comp::HwLimits lim = hw_limits(hwc);
   const int fit = comp::largest_chunk(cfg, f, lim);
-  require(chunk >= 0, "n3 compile: --chunk must be >= 0 (0: the largest that fits L2)");
+  require(chunk >= 0, "--chunk must be >= 0 (0: the largest that fits L2)");
   const int maxc = chunk > 0 ? chunk : fit;
-  require(resident >= -1, "n3 compile: --resident-bytes must be -1 or more");
+  require(resident >= -1, "--resident-bytes must be -1 or more");
   comp::Layout lay = comp::plan_layout(cfg, f, lim, maxc);
-  require(lay.ddr_end <= lim.ddr, "n3 compile: the DDR image needs " + std::to_string(lay.ddr_end) +
+  require(lay.ddr_end <= lim.ddr, "the DDR image needs " + std::to_string(lay.ddr_end) +
                                       " bytes, more than the " + std::to_string(lim.ddr) + " of " + hwc.name);
   comp::ResidencyOptions ro;
   ro.max_bytes = resident;
@@ -81,8 +83,9 @@ int cmd_compile(const Args& a) {
     rep["resident"].push_back({{"name", x.name}, {"bytes", x.data_bytes + x.scale_bytes}, {"uses", x.uses},
                                {"l2_base", x.l2_base}});
   prepare_output_dir(out, force);
-  std::vector<int> sizes = {1};
-  if (maxc > 1) sizes.push_back(maxc);
+  std::vector<int> sizes = comp::chunk_sizes(maxc);
+  std::reverse(sizes.begin(), sizes.end());
+  rep["chunk_sizes"] = sizes;
   uint64_t l2_max = 0;
   if (!lay.resident.empty()) {
     const comp::Compiled c = comp::compile_preload(lay, lim);
@@ -130,6 +133,9 @@ int cmd_compile(const Args& a) {
               100.0 * double(lay.ddr_end) / double(lim.ddr), static_cast<unsigned long long>(lim.ddr - lay.ddr_end),
               static_cast<unsigned long long>(l2_max), static_cast<unsigned long long>(hw_l2_resident(lay, lim)),
               static_cast<unsigned long long>(lim.l2), static_cast<unsigned long long>(lay.l2_resident_base - l2_max), maxc);
+  std::string set;
+  for (int T : sizes) set += (set.empty() ? "" : " ") + std::to_string(T);
+  std::printf("programs for %s tokens (decode = 1; a prompt runs as chunks of %d, its tail as a greedy cover)\n", set.c_str(), maxc);
   std::printf("weights: %zu tensors resident in L2 (%llu bytes, loaded once by preload.n3p); %llu bytes stay in DDR, streamed through %llu-byte weight-buffer tiles\n",
               lay.resident.size(), static_cast<unsigned long long>(res_bytes),
               static_cast<unsigned long long>(lay.weights_end - res_bytes), static_cast<unsigned long long>(lim.wbuf / 2));

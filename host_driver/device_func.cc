@@ -1,9 +1,11 @@
 #include "host_driver/device_func.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 
+#include "compiler/lower.h"
 #include "compiler/residency.h"
 #include "golden/dump_ops.h"
 #include "golden/error.h"
@@ -85,6 +87,7 @@ FuncModel::FuncModel(const ModelConfig& cfg, const HwConfig& hw, int max_chunk, 
 void FuncModel::plan(int max_chunk, int64_t resident_bytes) {
   const int fit = comp::largest_chunk(cfg_, f_, hw_);  // larger chunks spill activations to DDR
   lay_ = comp::plan_layout(cfg_, f_, hw_, max_chunk > 0 ? max_chunk : fit);
+  sizes_ = comp::chunk_sizes(lay_.max_chunk);
   comp::ResidencyOptions ro;
   ro.max_bytes = resident_bytes;
   require(lay_.ddr_end <= hw_.ddr, "func: the DDR image needs " + std::to_string(lay_.ddr_end) +
@@ -112,6 +115,8 @@ sim::SimOptions FuncModel::sim_options() const {
 }
 
 const comp::Compiled& FuncModel::program(int T) {
+  require(std::find(sizes_.begin(), sizes_.end(), T) != sizes_.end(),
+          "func: no program for " + std::to_string(T) + " tokens (the set is the largest chunk and the powers of two below it)");
   auto it = progs_.find(T);
   if (it != progs_.end()) return it->second;
   comp::CompileOptions o;
@@ -124,6 +129,23 @@ Tensor FuncModel::forward(const std::vector<int32_t>& ids, Phase ph, Recorder* r
   const int64_t T = int64_t(ids.size());
   require(T >= 1 && T <= lay_.max_chunk, "func: chunk of " + std::to_string(T) + " tokens (max " +
                                              std::to_string(lay_.max_chunk) + ")");
+  const std::vector<int> parts = comp::cover(int(T), sizes_);
+  if (parts.size() == 1) return forward_program(ids, ph, rec);
+  Tensor logits({T, cfg_.vocab});
+  double ps = 0;
+  size_t at = 0;
+  for (int n : parts) {
+    const Tensor l = forward_program(std::vector<int32_t>(ids.begin() + long(at), ids.begin() + long(at) + n), ph, rec);
+    std::memcpy(logits.row(int64_t(at)), l.ptr(), size_t(n) * size_t(cfg_.vocab) * 4);
+    ps += last_sim_ps_ < 0 ? 0 : last_sim_ps_;
+    at += size_t(n);
+  }
+  if (last_sim_ps_ >= 0) last_sim_ps_ = ps;
+  return logits;
+}
+
+Tensor FuncModel::forward_program(const std::vector<int32_t>& ids, Phase ph, Recorder* rec) {
+  const int64_t T = int64_t(ids.size());
   for (int32_t id : ids) require(id >= 0 && id < cfg_.vocab, "func: token id " + std::to_string(id) + " out of range");
   require(pos_ + T <= hw_.kv_cap, "func: the sequence would pass the KV cap of " + std::to_string(hw_.kv_cap) + " tokens");
   if (!lay_.resident.empty() && !preload_) {  // once, before the first forward program

@@ -44,8 +44,11 @@ class FuncModel {
   bool timing_only() const { return !w_; }
   const ModelConfig& config() const { return cfg_; }
   int max_chunk() const { return lay_.max_chunk; }
-  // One forward over ids at the current position (T <= max_chunk); returns [T, V] logits.
+  // One forward over ids at the current position (T <= max_chunk); returns
+  // [T, V] logits. It runs only the fixed program set (comp::chunk_sizes):
+  // T not in it runs as the greedy cover (3 at max 5: programs 2 and 1).
   Tensor forward(const std::vector<int32_t>& ids, Phase ph, Recorder* rec);
+  const std::vector<int>& chunk_sizes() const { return sizes_; }
   int64_t position() const { return pos_; }
   void reset() { pos_ = 0; }
   // Timing-only runs may start at any position (no KV contents to keep
@@ -62,6 +65,8 @@ class FuncModel {
  private:
   void plan(int max_chunk, int64_t resident_bytes);
   sim::SimOptions sim_options() const;
+  Tensor forward_program(const std::vector<int32_t>& ids, Phase ph, Recorder* rec);
+  std::vector<int> sizes_;
   std::shared_ptr<const WeightSource> w_;
   ModelConfig cfg_;
   num::Formats f_;

@@ -50,6 +50,9 @@ std::string prepare(const Case& c, const std::string& dir) {
   return m;
 }
 
+// ctest lists a parameter by its printed value.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name << "/" << c.backend; }
+
 class CompilerBitExact : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CompilerBitExact, PrefillTwoChunksAndDecodeMatchGolden) {
@@ -75,13 +78,15 @@ INSTANTIATE_TEST_SUITE_P(Models, CompilerBitExact,
                          ::testing::Values(Case{"tiny", "tiny"},
                                            Case{"dev", test::fixture("gemma3n-dev/hf")},
                                            Case{"a", test::fixture("gemma3n-a/hf")},
-                                           Case{"b", test::fixture("gemma3n-b/hf")}),
+                                           Case{"b", test::fixture("gemma3n-b/hf")},
+                                           Case{"hub", test::fixture("gemma3n-dev-hub/hf")}),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
 INSTANTIATE_TEST_SUITE_P(SystemcModels, CompilerBitExact,
                          ::testing::Values(Case{"tiny", "tiny", "systemc"},
                                            Case{"dev", test::fixture("gemma3n-dev/hf"), "systemc"},
                                            Case{"a", test::fixture("gemma3n-a/hf"), "systemc"},
-                                           Case{"b", test::fixture("gemma3n-b/hf"), "systemc"}),
+                                           Case{"b", test::fixture("gemma3n-b/hf"), "systemc"},
+                                           Case{"hub", test::fixture("gemma3n-dev-hub/hf"), "systemc"}),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
 
 // Every operator output the programs materialise (--dump-all) matches too.

@@ -1,5 +1,5 @@
 // Fault injection: a compiled program mutated to drop a synchronisation,
-// overlap two live buffers or mismatch a dtype is caught by the compiler's
+// overlap two live buffers, mismatch a dtype or an operand shape is caught by the compiler's
 // verifier (comp::verify_compiled) and, where it runs, by the functional
 // simulator's hazard checker or dtype traps.
 #include <gtest/gtest.h>
@@ -112,6 +112,29 @@ TEST(CompilerVerify, DtypeMismatchIsCaught) {
   EXPECT_FALSE(comp::verify_compiled(fx.c, fx.hw).empty());
   const int k = fx.run(p);
   EXPECT_TRUE(k == int(sim::TrapKind::DtypeMismatch) || k == int(sim::TrapKind::BadOperand)) << k;
+}
+
+TEST(CompilerVerify, ShapeMismatchIsCaught) {
+  Fixture fx;
+  isa::Program& p = fx.c.program;
+  // The weight of the first matrix product (gemm here: a 2-token chunk) loses one input column.
+  bool done = false;
+  for (uint64_t w : p.code) {
+    const isa::OpcodeDef* d = isa::def_of(w);
+    if (!d || d->opcode != isa::Opcode::GEMM) continue;
+    const int wf = isa::field_index(*d, "w");
+    ASSERT_GE(wf, 0);
+    const uint64_t slot = isa::field_raw(w, d->fields[wf]);
+    isa::DescRecord r = isa::decode_desc(p.descs[slot].data());
+    if (r.dyn_reg || r.space != isa::Space::DDR) continue;
+    p.descs[slot][1] -= uint64_t(1) << 24;  // cols [47:24] of the second word
+    ASSERT_EQ(isa::decode_desc(p.descs[slot].data()).cols + 1, r.cols);
+    done = true;
+    break;
+  }
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(mentions(comp::verify_compiled(fx.c, fx.hw), "do not match"));
+  EXPECT_EQ(fx.run(p), int(sim::TrapKind::ShapeMismatch));
 }
 
 TEST(CompilerPlan, ChunkSizesComeFromL2) {
