@@ -3,6 +3,9 @@
 //   build/bench/accuracy_report FIXTURE_DIR            per-layer cosine vs HF
 //   build/bench/accuracy_report --synth MODEL.yaml T   per-layer cosine vs reference numerics
 //
+// N3_HW=H.yaml picks the hardware file; exit 1 when the default formats
+// miss issue 3's logits bar (0.9999 vs HF, 0.999 synthetic).
+//
 // For each format variant (the kv260 defaults and the alternatives below),
 // runs the golden model in NPU numerics and prints, per decoder layer, the
 // worst cosine over the AltUp streams against the reference (HF's own
@@ -81,7 +84,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "usage: accuracy_report FIXTURE_DIR | --synth MODEL.yaml T [VARIANT,VARIANT,...]\n");
       return 2;
     }
-    const HwConfig hw = load_hw_config(std::string(N3_SOURCE_DIR) + "/configs/hw/kv260.yaml");
+    // The formats of the hardware file named by N3_HW (default: the source tree's kv260.yaml).
+    const char* hw_env = std::getenv("N3_HW");
+    const HwConfig hw = load_hw_config(hw_env ? std::string(hw_env) : std::string(N3_SOURCE_DIR) + "/configs/hw/kv260.yaml");
+    bool missed = false;
     std::shared_ptr<const WeightSource> w;
     std::vector<int32_t> ids;
     std::vector<Tensor> ref_layers;
@@ -128,6 +134,13 @@ int main(int argc, char** argv) {
     } else {
       for (int i = 0; i < int(std::size(kVariants)); ++i) pick.push_back(i);
     }
+    if (std::strcmp(argv[1], "--synth")) {
+      // n3's float32 reference numerics against HF: what is left once the NPU formats are gone.
+      std::vector<double> cs = compare(run(w, make_reference_kernels(), ids), ref_layers, ref_logits);
+      std::printf("| reference numerics (n3, f32) | - |");
+      for (double c : cs) std::printf(" %.6f |", c);
+      std::printf("\n");
+    }
     for (int vi : pick) {
       if (vi < 0 || vi >= int(std::size(kVariants))) continue;
       const Variant& v = kVariants[vi];
@@ -164,9 +177,15 @@ int main(int argc, char** argv) {
       std::printf("| %s | %s |", v.name, num::formats_to_string(label).c_str());
       for (double c : cs) std::printf(" %.6f |", c);
       std::printf("\n");
+      // Issue 3's logits bar for the default formats: 0.9999 against HF, 0.999 on the synthetic E2B.
+      const double bar = std::strcmp(argv[1], "--synth") ? 0.9999 : 0.999;
+      if (vi == 0 && cs.back() < bar) {
+        std::fprintf(stderr, "accuracy_report: default formats: logits cosine %.6f below the bar %.4f\n", cs.back(), bar);
+        missed = true;
+      }
       std::fflush(stdout);
     }
-    return 0;
+    return missed ? 1 : 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "accuracy_report: error: %s\n", e.what());
     return 2;

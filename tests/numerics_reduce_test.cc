@@ -135,11 +135,13 @@ TEST(NumericsReduce, RopeAtLongPositions) {
   const int64_t d = 256, heads = 2;
   const std::vector<float> inv = rope_inv_freq(1e6, d);
   EXPECT_EQ(inv[0], 1.0f);
-  for (double theta : {1e4, 1e6}) {  // the table is RNE_f32 of the exact power
-    const std::vector<float> t = rope_inv_freq(theta, d);
-    for (int64_t i = 0; i < d / 2; ++i)
-      EXPECT_EQ(t[i], static_cast<float>(std::pow(static_cast<long double>(theta), -2.0L * i / d))) << i;
-  }
+  // The table is RNE_f32 of the exact power, at every head dim of the configs and fixtures.
+  for (int64_t hd : {16, 24, 32, 64, 128, 256})
+    for (double theta : {1e4, 1e6}) {
+      const std::vector<float> t = rope_inv_freq(theta, hd);
+      for (int64_t i = 0; i < hd / 2; ++i)
+        EXPECT_EQ(t[i], static_cast<float>(std::pow(static_cast<long double>(theta), -2.0L * i / hd))) << hd << " " << i;
+    }
   for (int64_t pos : {0, 1, 511, 32767}) {
     std::vector<float> x = randv(41 + pos, heads * d, 3.0f), y = x;
     rope(y.data(), heads, d, pos, inv.data(), Fmt::F32);
