@@ -6,6 +6,7 @@
 // need shapes only. Exits 2 when either memory does not fit.
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,8 @@
 #include "golden/file_util.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
+#include "golden/npy.h"
+#include "sim/memory.h"
 #include "host_driver/cli_util.h"
 #include "host_driver/device_func.h"
 #include "host_driver/numerics_select.h"
@@ -25,6 +28,36 @@ namespace n3::cli {
 
 namespace {
 uint64_t hw_l2_resident(const comp::Layout& lay, const comp::HwLimits& lim) { return lim.l2 - lay.l2_resident_base; }
+
+// Where everything the programs touch lives, for running them on their own
+// (`n3 sim --program`): every placed weight, the KV rings, the run-time
+// input region and its layout, the logits and spill regions, L2 residents.
+nlohmann::ordered_json memory_map(const comp::Layout& lay) {
+  nlohmann::ordered_json m;
+  auto placed = [](const comp::Placed& p) {
+    nlohmann::ordered_json j = {{"name", p.name}, {"rows", p.rows}, {"cols", p.cols},
+                                {"dtype", p.int4 ? "int4" : "f32"}, {"base", p.base}};
+    if (p.int4) j["scale_base"] = p.scale_base;
+    if (p.blocks > 1) j["blocks"] = p.blocks, j["block_stride"] = p.block_stride, j["scale_block_stride"] = p.scale_block_stride;
+    return j;
+  };
+  m["ddr"]["weights"] = {{"base", 0}, {"bytes", lay.weights_end}};
+  for (const auto& [n, p] : lay.tensors) m["ddr"]["tensors"].push_back(placed(p));
+  for (const auto& [n, p] : lay.consts) m["ddr"]["constants"].push_back(placed(p));
+  for (size_t l = 0; l < lay.rings.size(); ++l)
+    if (lay.rings[l].rows)
+      m["ddr"]["kv_rings"].push_back({{"layer", l}, {"k", lay.rings[l].k}, {"v", lay.rings[l].v}, {"rows", lay.rings[l].rows}});
+  m["ddr"]["input"] = {{"base", lay.input}, {"bytes", lay.input_bytes},
+                       {"layout", "int32: [0] pos0, [1..3] 0, [4 .. 4+max_chunk) positions, [4+max_chunk ..) ids"},
+                       {"max_chunk", lay.max_chunk}};
+  m["ddr"]["logits"] = {{"base", lay.logits}, {"bytes", lay.logits_bytes}, {"layout", "f32 [T, vocab], T of the program"}};
+  m["ddr"]["spill"] = {{"base", lay.spill}, {"bytes", lay.spill_bytes}};
+  m["ddr"]["end"] = lay.ddr_end;
+  m["l2"]["resident_base"] = lay.l2_resident_base;
+  for (const comp::Resident& r : lay.resident)
+    m["l2"]["resident"].push_back({{"name", r.name}, {"l2_base", r.l2_base}, {"bytes", r.data_bytes + r.scale_bytes}});
+  return m;
+}
 }  // namespace
 
 int cmd_compile(const Args& a) {
@@ -39,6 +72,9 @@ int cmd_compile(const Args& a) {
       "largest prefill chunk (0: the largest that fits L2; larger: activations spill to DDR)")(
       "resident-bytes", po::value(&resident)->default_value(-1),
       "L2 bytes for resident weights at most (-1: all the programs leave free; 0: stream every weight)")(
+      "image", "also write ddr.img (n3 sim --mem-in): the weights and constants in their DDR places (needs weights)")(
+      "ids", po::value<std::string>(), "with --image: a prompt (T ids, T one of the program sizes) in the input region, "
+                                       "at position 0")(
       "dump-all", "name every tensor the programs materialise in their symbol tables (adds capture points, "
                   "hence tokens), not only layers.N and logits")(
       "force", "overwrite a non-empty output directory");
@@ -82,8 +118,37 @@ int cmd_compile(const Args& a) {
   for (const comp::Resident& x : lay.resident)
     rep["resident"].push_back({{"name", x.name}, {"bytes", x.data_bytes + x.scale_bytes}, {"uses", x.uses},
                                {"l2_base", x.l2_base}});
-  prepare_output_dir(out, force);
   std::vector<int> sizes = comp::chunk_sizes(maxc);
+  const bool image = vm.count("image") > 0;
+  require(!image || !yaml, "--image needs weights (a checkpoint or .n3w), not a model YAML");
+  require(image || !vm.count("ids"), "--ids needs --image");
+  std::vector<int32_t> prompt;
+  if (vm.count("ids")) {
+    prompt = read_ids(vm["ids"].as<std::string>(), cfg.vocab);
+    require(std::find(sizes.begin(), sizes.end(), int(prompt.size())) != sizes.end(),
+            "--ids: " + std::to_string(prompt.size()) + " ids; a program exists for the largest chunk (" +
+                std::to_string(maxc) + ") and the powers of two below it only");
+  }
+  prepare_output_dir(out, force);
+  write_file_atomic(out + "/memory_map.json", memory_map(lay).dump(1) + "\n");
+  if (image) {
+    std::vector<sim::ImageRegion> regions(1);
+    regions[0].name = "weights";
+    regions[0].bytes.assign(lay.weights_end, '\0');
+    comp::write_weights(lay, *open_weights_for(model, "npu", hwc), cfg,
+                        [&](uint64_t a, const void* p, uint64_t n) { std::memcpy(&regions[0].bytes[a], p, n); });
+    if (!prompt.empty()) {
+      std::vector<int32_t> in(size_t(4 + 2 * maxc), 0);
+      for (size_t t = 0; t < prompt.size(); ++t) in[4 + t] = int32_t(t), in[size_t(4 + maxc) + t] = prompt[t];
+      sim::ImageRegion r;
+      r.name = "input";
+      r.addr = lay.input;
+      r.bytes.assign(reinterpret_cast<const char*>(in.data()), in.size() * 4);
+      regions.push_back(r);
+    }
+    sim::write_image(out + "/ddr.img", regions);
+    rep["image"] = {{"file", "ddr.img"}, {"bytes", lay.weights_end}, {"prompt_tokens", prompt.size()}};
+  }
   std::reverse(sizes.begin(), sizes.end());
   rep["chunk_sizes"] = sizes;
   uint64_t l2_max = 0;

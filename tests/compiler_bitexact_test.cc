@@ -16,6 +16,10 @@
 
 #include "golden/file_util.h"
 #include "golden/npy.h"
+#include "sim/memory.h"
+
+#include <cstring>
+#include <nlohmann/json.hpp>
 #include "tests/test_util.h"
 
 namespace n3 {
@@ -117,6 +121,43 @@ TEST(CompilerCli, CompileWritesProgramsAndAReport) {
   EXPECT_NE(r.out.find("DDR "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("L2 high-water"), std::string::npos) << r.out;
   EXPECT_EQ(run_n3("dis " + dir + "/out/decode.n3p").status, 0);
+}
+
+// n3 compile's output runs on its own: ddr.img (weights, constants and an
+// 8-token prompt in the input region, placed as memory_map.json says), the
+// preload program, then prefill_8 on `n3 sim --program`; the logits region
+// of the image it leaves is bit-identical to the golden model's logits.
+TEST(CompilerCli, CompiledProgramsRunOnTheirOwnFromTheImage) {
+  const std::string dir = test::temp_dir("compiler_image");
+  const std::string m = test::fixture("gemma3n-dev/hf");
+  write_npy_i32(dir + "/p8.npy", {5, 17, 200, 3, 9, 44, 1, 250});
+  test::RunResult r = run_n3("compile --model " + m + " -o " + dir + "/c --image --ids " + dir + "/p8.npy");
+  ASSERT_EQ(r.status, 0) << r.err;
+  // A prompt length with no program of its own is refused naming the set.
+  write_npy_i32(dir + "/p7.npy", {5, 17, 200, 3, 9, 44, 1});
+  r = run_n3("compile --model " + m + " -o " + dir + "/c7 --image --ids " + dir + "/p7.npy");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("powers of two"), std::string::npos) << r.err;
+  EXPECT_FALSE(file_exists(dir + "/c7"));
+  const nlohmann::json map = nlohmann::json::parse(read_file_text(dir + "/c/memory_map.json"));
+  std::string img = dir + "/c/ddr.img";
+  if (file_exists(dir + "/c/preload.n3p")) {
+    r = run_n3("sim --backend func --program " + dir + "/c/preload.n3p --mem-in " + img + " --mem-out " + dir + "/a.img");
+    ASSERT_EQ(r.status, 0) << r.err;
+    img = dir + "/a.img";
+  }
+  r = run_n3("sim --backend func --program " + dir + "/c/prefill_8.n3p --mem-in " + img + " --mem-out " + dir + "/b.img");
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(run_n3("golden --model " + m + " --ids " + dir + "/p8.npy --dump " + dir + "/g").status, 0);
+  const Tensor want = read_npy_f32(dir + "/g/logits.npy");
+  const uint64_t base = map["ddr"]["logits"]["base"].get<uint64_t>(), bytes = uint64_t(want.size()) * 4;
+  bool found = false;
+  for (const sim::ImageRegion& reg : sim::read_image(dir + "/b.img"))
+    if (reg.space == isa::Space::DDR && reg.addr <= base && base + bytes <= reg.addr + reg.bytes.size()) {
+      found = true;
+      EXPECT_EQ(std::memcmp(reg.bytes.data() + (base - reg.addr), want.ptr(), bytes), 0) << "logits differ from golden";
+    }
+  EXPECT_TRUE(found) << "no DDR region of the image holds the logits";
 }
 
 // n3 run through the Device API: the same generated ids on golden and the backend.
