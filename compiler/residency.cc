@@ -96,8 +96,10 @@ Compiled compile_preload(const Layout& lay, const HwLimits& hw) {
       src.stride = int64_t(p.row_bytes());
       src.base = p.base + uint64_t(k) * p.block_stride;
       src.scale_base = p.scale_base + uint64_t(k) * p.scale_block_stride;
+      src.name = r.name;  // listings and traces name the weight each copy moves
       Buf dst = src;
       dst.space = "l2";
+      dst.name = "resident." + r.name;
       dst.base = r.l2_base + uint64_t(k) * p.block_stride;
       dst.scale_base = r.l2_scale_base + uint64_t(k) * p.scale_block_stride;
       e.op(Emitter::DMA, "memcpy dst=" + e.d(dst) + " src=" + e.d(src));

@@ -157,7 +157,15 @@ void add_run(Totals& t, const Report& r, const isa::Program& prog, TraceMode mod
       t.slices.push_back({s.track, name, b, e, 1, s.kind != 0});
     } else {
       const std::string what = s.kind == 0 ? isa::disassemble_word(prog.code[s.pc], &prog, s.pc) : xfer + mnemonic_of(prog, s.pc);
-      t.slices.push_back({s.track, what + (tensor.empty() ? "" : " -> " + tensor), b, e, 1, s.kind != 0});
+      // The tensor it produces: the destination's name, in its layer where the
+      // section gives one ("-> layers.3.q (attention)"), else the section.
+      std::string produced = tensor;
+      if (by_section) {
+        const std::string dst = dst_name(prog, s.pc);
+        const auto [layer, part] = split_layer(tensor);
+        if (!dst.empty()) produced = (layer == "-" || dst.rfind("layers.", 0) == 0 ? dst : "layers." + layer + "." + dst) + " (" + part + ")";
+      }
+      t.slices.push_back({s.track, what + (produced.empty() ? "" : " -> " + produced), b, e, 1, s.kind != 0});
     }
   }
 }
