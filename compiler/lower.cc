@@ -186,8 +186,11 @@ class Lowering {
     e_.op(Emitter::DMA, "memcpy dst=" + e_.d(dst, dx) + " src=" + e_.d(src, sx));
   }
   void zero(const Buf& dst) { e_.op(Emitter::DMA, "memset dst=" + e_.d(dst) + " k=" + e_.kf(0.0f)); }
+  // Every materialised tensor is named in the symbol table (the simulator
+  // captures the always-present ones unless asked for all: SimOptions).
   void cap(const std::string& name, const Buf& b, bool always = false) {
-    if (always || opt_.dump_all) e_.capture(name, e_.d(b));
+    (void)always;
+    e_.capture(name, e_.d(b));
   }
   void li(int rd, int64_t v) {
     require(v >= INT32_MIN && v <= INT32_MAX, "compiler: immediate out of range");
@@ -319,10 +322,8 @@ void Lowering::attention(int l) {
     // KV write: ring rows pos0 .. pos0 + T - 1 (modulo the ring), converted to the cache format.
     copy(ring_buf(l, false), b_.k, "row_reg=r1 dyn_reg=r4 ring=1");
     copy(ring_buf(l, true), b_.v, "row_reg=r1 dyn_reg=r4 ring=1");
-    if (opt_.dump_all) {
-      e_.capture(p + "attn.k", e_.d(ring_buf(l, false), "row_reg=r1 dyn_reg=r4 ring=1"));
-      e_.capture(p + "attn.v", e_.d(ring_buf(l, true), "row_reg=r1 dyn_reg=r4 ring=1"));
-    }
+    e_.capture(p + "attn.k", e_.d(ring_buf(l, false), "row_reg=r1 dyn_reg=r4 ring=1"));
+    e_.capture(p + "attn.v", e_.d(ring_buf(l, true), "row_reg=r1 dyn_reg=r4 ring=1"));
   }
   const int src = cfg_.kv_source(l);
   const std::string kw = e_.d(ring_buf(src, false), "row_reg=r2 dyn_reg=r3 ring=1");

@@ -20,7 +20,6 @@ namespace n3::comp {
 struct CompileOptions {
   int tokens = 1;         // T
   bool decode = false;    // names dumped tensors for the decode phase (host side); same code
-  bool dump_all = false;  // capture the intermediate tensors too, not only layers.N and logits
   bool chain = false;     // serialise engine hand-overs instead of dependency tokens
 };
 

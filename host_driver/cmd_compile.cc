@@ -75,8 +75,7 @@ int cmd_compile(const Args& a) {
       "image", "also write ddr.img (n3 sim --mem-in): the weights and constants in their DDR places (needs weights)")(
       "ids", po::value<std::string>(), "with --image: a prompt (T ids, T one of the program sizes) in the input region, "
                                        "at position 0")(
-      "dump-all", "name every tensor the programs materialise in their symbol tables (adds capture points, "
-                  "hence tokens), not only layers.N and logits")(
+      "dump-all", "accepted for older scripts: every program's symbol table names every tensor it materialises")(
       "force", "overwrite a non-empty output directory");
   po::variables_map vm;
   if (!parse_args("compile", a, d, {}, vm, "n3 compile --model M --hw H.yaml -o DIR")) return kExitOk;
@@ -163,7 +162,6 @@ int cmd_compile(const Args& a) {
     const auto t0 = std::chrono::steady_clock::now();
     comp::CompileOptions o;
     o.tokens = T;
-    o.dump_all = vm.count("dump-all") > 0;
     const comp::Compiled c = comp::compile_forward(cfg, lay, f, lim, o);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::string name = T == 1 ? "decode" : "prefill_" + std::to_string(T);

@@ -111,6 +111,7 @@ sim::SimOptions FuncModel::sim_options() const {
   opt.formats = f_;
   opt.caps = {hw_.ddr, hw_.l2, hw_.wbuf};
   opt.effects = !timing_only();
+  opt.capture_all = dump_all_;
   return opt;
 }
 
@@ -121,7 +122,6 @@ const comp::Compiled& FuncModel::program(int T) {
   if (it != progs_.end()) return it->second;
   comp::CompileOptions o;
   o.tokens = T;
-  o.dump_all = dump_all_;
   return progs_.emplace(T, comp::compile_forward(cfg_, lay_, f_, hw_, o)).first->second;
 }
 

@@ -1,5 +1,7 @@
 #include "sim/func_sim.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 #include "isa/dis.h"
@@ -80,6 +82,15 @@ float Issued::kf32() const {
   return f;
 }
 
+namespace {
+// The contract's always-present tensors: logits and layers.N.
+bool always_present(const std::string& n) {
+  if (n == "logits") return true;
+  if (n.rfind("layers.", 0) != 0 || n.size() == 7) return false;
+  return std::all_of(n.begin() + 7, n.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+}  // namespace
+
 FuncSim::FuncSim(Program prog, SimOptions opt) : prog_(std::move(prog)), opt_(opt), mem_(opt.caps) {
   const std::string fp = num::formats_problem(opt_.formats);
   require(fp.empty(), "sim: " + fp);
@@ -88,6 +99,7 @@ FuncSim::FuncSim(Program prog, SimOptions opt) : prog_(std::move(prog)), opt_(op
   for (size_t i = 0; i < prog_.symbols.size(); ++i) {
     const Symbol& s = prog_.symbols[i];
     if (s.kind != SymKind::Tensor) continue;
+    if (!opt_.capture_all && !always_present(s.name)) continue;
     if (s.at >= 0) capture_at_[static_cast<size_t>(s.at)].push_back(i);
     else capture_end_.push_back(i);
   }

@@ -65,6 +65,10 @@ struct SimOptions {
   uint64_t max_steps = 4000000000ull;  // instructions fetched
   std::FILE* trace = nullptr;          // --trace-insn: one line per executed instruction
   bool effects = true;                 // false: engines skip their arithmetic and writes (timing-only runs)
+  // Compiled programs name every tensor they materialise; capturing them all
+  // costs copies. false: capture only the always-present ones (logits,
+  // layers.N; brief/cli-contract.md), the rest stay names in the table.
+  bool capture_all = true;
 };
 
 // One dispatched instruction: the word, its resolved operands and the

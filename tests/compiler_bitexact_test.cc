@@ -9,6 +9,7 @@
 // through the functional core, issue 6): the Systemc* instances.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,7 +121,19 @@ TEST(CompilerCli, CompileWritesProgramsAndAReport) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("DDR "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("L2 high-water"), std::string::npos) << r.out;
-  EXPECT_EQ(run_n3("dis " + dir + "/out/decode.n3p").status, 0);
+  const test::RunResult dis = run_n3("dis " + dir + "/out/decode.n3p");
+  ASSERT_EQ(dis.status, 0);
+  // The symbol table names every tensor the program materialises as the
+  // golden model names it: on tiny exactly the set `n3 golden --dump-all` writes.
+  std::set<std::string> syms, golden;
+  for (size_t at = dis.out.find(".tensor "); at != std::string::npos; at = dis.out.find(".tensor ", at + 1))
+    syms.insert(dis.out.substr(at + 8, dis.out.find(' ', at + 8) - at - 8));
+  const std::string model = prepare(Case{"tiny", "tiny"}, dir);
+  ASSERT_EQ(run_n3("golden --model " + model + " --ids " + dir + "/ids.npy --dump-all --dump " + dir + "/g").status, 0);
+  const nlohmann::json manifest = nlohmann::json::parse(read_file_text(dir + "/g/manifest.json"));
+  for (const auto& t : manifest["tensors"]) golden.insert(t["name"].get<std::string>());
+  EXPECT_EQ(syms, golden);
+  EXPECT_GT(syms.size(), 80u);
 }
 
 // n3 compile's output runs on its own: ddr.img (weights, constants and an
