@@ -101,15 +101,20 @@ TEST(CompilerVerify, OverlappingLiveBuffersAreCaught) {
 TEST(CompilerVerify, DtypeMismatchIsCaught) {
   Fixture fx;
   isa::Program& p = fx.c.program;
-  // The destination of the first SFU instruction becomes INT32.
+  // The destination of the first SFU instruction writing F32 becomes INT32
+  // (same width, so only the dtype is wrong).
+  bool done = false;
   for (uint64_t w : p.code) {
     const isa::OpcodeDef* d = isa::def_of(w);
     if (!d || d->engine != isa::Engine::SFU) continue;
     const uint32_t dst = uint32_t((w >> 32) & 0xfff);  // CVO dst [43:32]
+    if (isa::decode_desc(p.descs[dst].data()).dtype != isa::Dtype::F32) continue;
     p.descs[dst][0] = (p.descs[dst][0] & ~uint64_t(0xf)) | uint64_t(isa::Dtype::INT32);
+    done = true;
     break;
   }
-  EXPECT_FALSE(comp::verify_compiled(fx.c, fx.hw).empty());
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(mentions(comp::verify_compiled(fx.c, fx.hw), "dtype mismatch"));
   const int k = fx.run(p);
   EXPECT_TRUE(k == int(sim::TrapKind::DtypeMismatch) || k == int(sim::TrapKind::BadOperand)) << k;
 }
