@@ -256,11 +256,11 @@ TEST(SystemcMicro, TwoEnginesOverlap) {
 }
 
 TEST(SystemcMicro, AFutureDdrWriteDoesNotBlockAnotherEngine) {
-  // A GEMV with its weights in L2 (1024 x 1024 INT4: 1 048 576 / 128 = 8 192
-  // MAC clocks) writes its F32 result to DDR after computing, and a 64 KiB
-  // DDR -> L2 MEMCPY runs beside it with no token between them. The GEMV's
-  // write is booked for ~8 200 clocks ahead when it starts; the MEMCPY must
-  // take the free channel before it: setup 16 + 65 536 / 27.36 = 2 395.3 +
+  // A GEMV with its weights in L2 (1024 x 1024 INT4: a 512 KiB L2 read of
+  // ~16 500 clocks, then 1 048 576 / 128 = 8 192 MAC clocks) writes its F32
+  // result to DDR after computing, and a 64 KiB DDR -> L2 MEMCPY runs beside
+  // it with no token between them. The MEMCPY must take the free channel at
+  // once, not wait behind the GEMV's write: setup 16 + 65 536 / 27.36 = 2 395.3 +
   // latency 51.2 = 2 462.5 clocks of DMA time, not ~8 300 + 2 462.5.
   const double hand = 16 + 65536.0 / kDdrBytesPerClk + kDdrLatency;
   json j;
@@ -279,6 +279,22 @@ TEST(SystemcMicro, AFutureDdrWriteDoesNotBlockAnotherEngine) {
   // The memory units report what crossed them.
   EXPECT_EQ(j["memory_units"]["DDR channel"]["bytes"].get<uint64_t>(), 65536u + 4096u);
   EXPECT_GT(j["memory_units"]["L2 port 0"]["busy_cycles"].get<double>(), 0.0);
+  // A copy longer than the time to the GEMV's write (512 KiB: 16 + 524 288 /
+  // 27.36 + 51.2 = 19 229.5 clocks) runs without a pause: the write is booked
+  // when the result exists (~16 500 clocks), so it queues behind the copy
+  // instead of splitting the channel's free time in two.
+  const double hand2 = 16 + 524288.0 / kDdrBytesPerClk + kDdrLatency;
+  sim_cycles("ddr_future_long", R"(
+.desc w dtype=int4 space=l2 base=0x0 rows=1024 cols=1024 row_stride=512 scale_mode=row scale_base=0x80000 scale_stride=4
+.desc x dtype=bf16 space=l2 base=0x90000 rows=1 cols=1024 row_stride=2048
+.desc y dtype=f32 space=ddr base=0x0 rows=1 cols=1024 row_stride=4096
+.desc s dtype=bf16 space=ddr base=0x100000 rows=256 cols=1024 row_stride=2048
+.desc d dtype=bf16 space=l2 base=0xA0000 rows=256 cols=1024 row_stride=2048
+    gemv.mv dst=y src=x w=w
+    memcpy dst=d src=s
+    sys.halt
+)", &j);
+  expect_near_hand(j["units"]["DMA"]["busy_cycles"].get<double>(), hand2, "512 KiB MEMCPY beside it");
 }
 
 TEST(SystemcTrace, ValidJsonKnownTracksNoOverlap) {

@@ -17,10 +17,20 @@ namespace n3::sc {
 
 constexpr int kEngines = isa::kNumEngines;  // CTL DMA GEMV GEMM SFU
 
+// The ISA's synchronisation as the units see it (bound by sc_port, so an
+// RTL unit's transactor can pop and push the same tokens).
+class TokenIf : public virtual sc_core::sc_interface {
+ public:
+  // Blocks the calling thread until every token of `wait` is there, then pops them.
+  virtual void acquire(int engine, uint8_t wait) = 0;
+  // Pushes a token to every engine of `signal`.
+  virtual void push(int engine, uint8_t signal) = 0;
+};
+
 // Timed dependency tokens: counter per ordered engine pair. A token is
 // pushed when its producer *completes* in simulated time; the functional
 // core's own token queues (vector clocks for the hazard checker) run ahead.
-class TokenBoard {
+class TokenBoard : public TokenIf {
  public:
   bool ready(int e, uint8_t wait) const {
     for (int f = 0; f < kEngines; ++f)
@@ -31,13 +41,12 @@ class TokenBoard {
     for (int f = 0; f < kEngines; ++f)
       if ((wait >> f) & 1) --count_[f][e];
   }
-  void push(int e, uint8_t signal) {
+  void push(int e, uint8_t signal) override {
     for (int t = 0; t < kEngines; ++t)
       if ((signal >> t) & 1) ++count_[e][t];
     changed_.notify(sc_core::SC_ZERO_TIME);
   }
-  // Blocks the calling thread until every token of `wait` is there, then pops them.
-  void acquire(int e, uint8_t wait) {
+  void acquire(int e, uint8_t wait) override {
     while (!ready(e, wait)) sc_core::wait(changed_);
     pop(e, wait);
   }

@@ -33,7 +33,7 @@ void EngineUnit::run() {
       const sim::Issued in = queue.read();
       st.stall_ps["idle"] += c_.now_ps() - std::max(t0, c_.run_start_ps);
       t0 = c_.now_ps();
-      c_.tokens.acquire(engine_, isa::wait_bits(in.word));
+      tokens->acquire(engine_, isa::wait_bits(in.word));
       st.stall_ps["tokens"] += c_.now_ps() - t0;
       const double start = c_.now_ps();
       c_.sim->exec_head(engine_);  // the bits, at the instruction's start
@@ -53,7 +53,7 @@ void EngineUnit::run() {
       ++st.instructions;
       if (c_.record_slices) c_.slices.push_back({engine_, in.pc, start, dur, 0, engine_});
       ++c_.completed[static_cast<size_t>(engine_)];
-      c_.tokens.push(engine_, isa::signal_bits(in.word));
+      tokens->push(engine_, isa::signal_bits(in.word));
     }
   } catch (...) {
     c_.fail(std::current_exception());
@@ -122,6 +122,9 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
     if (w.d.space == Space::L2) w_ready = move(w, false, now + setup, 1);
     compute_end = std::max(compute_end + compute_all, w_ready);
   }
+  // The result moves once it exists: booked then, not ahead, so no other
+  // engine's transfer waits behind a reservation in the future.
+  c_.wait_until(compute_end + drain);
   const double end = move(in.op("dst"), true, compute_end + drain, 1);
   return {end, setup + compute_all + drain, ddr_wait};
 }

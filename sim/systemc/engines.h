@@ -31,6 +31,7 @@ class EngineUnit : public sc_core::sc_module {
 
   sc_core::sc_fifo<sim::Issued> queue;  // the dispatcher writes, the unit reads
   sc_core::sc_port<MemIf> ddr, l2;
+  sc_core::sc_port<TokenIf> tokens;
 
  protected:
   struct Timed {
@@ -77,8 +78,9 @@ class MacCore : public sc_core::sc_module {
 };
 
 // GEMV cores (engine GEMV) and the systolic array (engine GEMM): weights
-// (or the KV window) stream through the weight buffers (wbuf) tile by tile
-// from DDR through all HP ports while the MACs consume the previous tile.
+// (or the KV window) stream through the engine's weight buffers (wbuf) tile
+// by tile from DDR through all HP ports while the MACs consume the previous
+// tile; the result is written once the last tile is computed and drained.
 class MacUnit : public EngineUnit {
  public:
   MacUnit(sc_core::sc_module_name n, Context& c, int engine);

@@ -26,8 +26,9 @@ class Ctl : public sc_core::sc_module {
     SC_THREAD(run);
   }
 
-  // The engines' instruction queues, DMA GEMV GEMM SFU.
+  // The engines' instruction queues, DMA GEMV GEMM SFU, and the token board.
   std::array<sc_core::sc_port<sc_core::sc_fifo_out_if<sim::Issued>>, kEngines - 1> queue;
+  sc_core::sc_port<TokenIf> tokens;
 
   // run_npu sets `go` and notifies `start`: one program per request.
   sc_core::sc_event start;
@@ -56,7 +57,7 @@ class Ctl : public sc_core::sc_module {
         const sim::FuncSim::Next n = c_.sim->peek();
         double t0 = c_.now_ps();
         if (n.engine == 0) {
-          c_.tokens.acquire(0, n.wait);
+          tokens->acquire(0, n.wait);
           st.stall_ps["tokens"] += c_.now_ps() - t0;
           const double start = c_.now_ps();
           c_.sim->exec_control();
@@ -64,7 +65,7 @@ class Ctl : public sc_core::sc_module {
           st.busy_ps += c_.now_ps() - start;
           ++st.instructions;
           if (c_.record_slices) c_.slices.push_back({0, n.pc, start, c_.now_ps() - start});
-          c_.tokens.push(0, n.signal);
+          tokens->push(0, n.signal);
         } else {
           auto& q = queue[static_cast<size_t>(n.engine - 1)];
           while (q->num_free() == 0) sc_core::wait(q->data_read_event());
@@ -99,7 +100,8 @@ struct Top : sc_core::sc_module {
       : sc_core::sc_module(n),
         ddr("ddr_hp", c),
         l2("l2", c),
-        wbuf("wbuf", c),
+        wbuf_gemv("wbuf_gemv", c),
+        wbuf_gemm("wbuf_gemm", c),
         dma("dma", c),
         gemv("gemv", c, 2),
         gemm("gemm", c, 3),
@@ -109,14 +111,16 @@ struct Top : sc_core::sc_module {
     for (size_t i = 0; i < 4; ++i) {
       engines[i]->ddr(ddr);
       engines[i]->l2(l2);
+      engines[i]->tokens(c.tokens);
       ctl.queue[i](engines[i]->queue);
     }
-    gemv.wbuf(wbuf);
-    gemm.wbuf(wbuf);
+    ctl.tokens(c.tokens);
+    gemv.wbuf(wbuf_gemv);
+    gemm.wbuf(wbuf_gemm);
   }
   DdrHp ddr;
   L2 l2;
-  WeightBuffer wbuf;
+  WeightBuffer wbuf_gemv, wbuf_gemm;  // each MAC engine streams through its own
   DmaUnit dma;
   MacUnit gemv, gemm;
   SfuUnit sfu;
@@ -167,7 +171,8 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   c->halted = false;
   top->ddr.reset_counts();
   top->l2.reset_counts();
-  top->wbuf.reset_counts();
+  top->wbuf_gemv.reset_counts();
+  top->wbuf_gemm.reset_counts();
   for (const auto& core : top->gemv.cores()) core->busy_ps = 0;
   const double t0 = c->now_ps();
   c->run_start_ps = t0;
@@ -222,7 +227,8 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   r.resources.push_back({"DDR channel", top->ddr.channel().busy_ps(), top->ddr.channel().bytes()});
   for (const auto& h : top->ddr.hp()) r.resources.push_back({h->track_name(), h->busy_ps(), h->bytes()});
   for (const auto& l : top->l2.ports()) r.resources.push_back({l->track_name(), l->busy_ps(), l->bytes()});
-  r.resources.push_back({"weight buffers", 0, top->wbuf.bytes()});
+  r.resources.push_back({"GEMV weight buffers", 0, top->wbuf_gemv.bytes()});
+  r.resources.push_back({"GEMM weight buffers", 0, top->wbuf_gemm.bytes()});
   for (size_t k = 0; k < top->gemv.cores().size(); ++k)
     r.resources.push_back({"GEMV core " + std::to_string(k), top->gemv.cores()[k]->busy_ps, 0});
   r.macs = c->macs;

@@ -146,7 +146,9 @@ void add_run(Totals& t, const Report& r, const isa::Program& prog, TraceMode mod
         s.kind == 0 ? "" : std::string(isa::name_of(static_cast<isa::Engine>(s.engine))) + (s.kind == 1 ? " rd " : " wr ");
     if (mode == TraceMode::Aggregate) {
       // A section's instructions merge whatever their mnemonic: one slice per part of a layer.
-      const std::string name = xfer + (by_section ? tensor : key_of(s.pc));
+      // Transfers merge per section whatever engine or direction (the L2
+      // ports interleave engines' transfers; by initiator they barely merge).
+      const std::string name = (s.kind != 0 && by_section) ? tensor : xfer + (by_section ? tensor : key_of(s.pc));
       if (t.open[tr] >= 0 && t.slices[static_cast<size_t>(t.open[tr])].name == name) {
         NamedSlice& o = t.slices[static_cast<size_t>(t.open[tr])];
         o.end_ps = e;
