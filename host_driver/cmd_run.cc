@@ -6,7 +6,9 @@
 #include <iostream>
 #include <memory>
 
+#include "golden/dump.h"
 #include "golden/error.h"
+#include "golden/file_util.h"
 #include "golden/hw_config.h"
 #include "golden/npy.h"
 #include "host_driver/cli_util.h"
@@ -18,7 +20,7 @@ namespace n3::cli {
 
 int cmd_run(const Args& a) {
   po::options_description d("n3 run options");
-  std::string backend, model, hw, ids_path, numerics, out, preset, tokenizer, prompt;
+  std::string backend, model, hw, ids_path, numerics, out, preset, tokenizer, prompt, dump;
   int max_new = 0;
   float temperature = 0, top_p = 1, rep = 1;
   int top_k = 0;
@@ -39,12 +41,15 @@ int cmd_run(const Args& a) {
       "stop", po::value(&stop)->multitoken(), "stop ids (added to the tokenizer's EOS/<end_of_turn>)")(
       "preset", po::value(&preset), "pccx: repetition penalty 1.15, top-p 0.9 (explicit options override)")(
       "numerics", po::value(&numerics)->default_value("npu"), "npu | reference")(
-      "out", po::value(&out), "write the generated ids (int32 [N]) here");
+      "out", po::value(&out), "write the generated ids (int32 [N]) here")(
+      "dump", po::value(&dump), "write this run's tensors (prefill, then every decode step) as a dump directory")(
+      "dump-all", "with --dump: every intermediate tensor, not only logits and layers.N")(
+      "force", "with --dump: overwrite a non-empty directory");
   po::variables_map vm;
   if (!parse_args("run", a, d, {}, vm,
                   "n3 run --backend golden|func|systemc|cuda --model M [--hw H.yaml] --ids P.npy --max-new N "
                   "[--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R] [--seed S] "
-                  "[--numerics npu|reference] [--out IDS.npy]"))
+                  "[--numerics npu|reference] [--out IDS.npy] [--dump DIR [--dump-all]]"))
     return kExitOk;
   require(vm.count("ids") + vm.count("prompt") == 1, "n3 run: give exactly one of --ids and --prompt");
   require(!vm.count("prompt") || vm.count("tokenizer"),
@@ -65,8 +70,19 @@ int cmd_run(const Args& a) {
 
   std::unique_ptr<host::Tokenizer> tok;
   if (vm.count("tokenizer")) tok = std::make_unique<host::Tokenizer>(tokenizer);
+  const bool force = vm.count("force") > 0;
+  if (!dump.empty() && file_exists(dump) && !force) prepare_output_dir(dump, false);  // refuse before running
   DeviceOptions opt{model, hw, numerics};
+  opt.dump_all = vm.count("dump-all") > 0;
   std::unique_ptr<Device> dev = open_device(backend, opt);
+  // The run's own tensors: prefill (the last position's logits, as every
+  // backend returns them) and each decode step, comparable with n3 diff.
+  DumpCollector rec(opt.dump_all);
+  rec.set_meta("backend", backend);
+  rec.set_meta("numerics", numerics);
+  rec.set_meta("model", model);
+  rec.set_logits_last(true);
+  Recorder* r = dump.empty() ? nullptr : &rec;
   const int V = dev->config().vocab;
 
   std::vector<int32_t> ids;
@@ -84,7 +100,7 @@ int cmd_run(const Args& a) {
   if (tok) text = std::make_unique<host::TextStream>(*tok);
 
   const int seq = dev->open_sequence();
-  Logits lg = dev->prefill(seq, ids);
+  Logits lg = dev->prefill(seq, ids, r);
   const double prefill_s = dev->last_timing().wall_s;
   double decode_s = 0, sim_s = 0;
   int64_t sim_cycles = 0;
@@ -97,7 +113,7 @@ int cmd_run(const Args& a) {
     else std::printf("%s%d", gen.size() > 1 ? " " : "", id);
     std::fflush(stdout);
     if (sampler.done()) break;
-    lg = dev->decode({seq}, {id});
+    lg = dev->decode({seq}, {id}, r);
     const StepTiming& t = dev->last_timing();
     decode_s += t.wall_s;
     if (t.sim_cycles >= 0) {
@@ -109,6 +125,10 @@ int cmd_run(const Args& a) {
   if (text) std::fputs(text->finish().c_str(), stdout);
   std::printf("\n");
   if (!out.empty()) write_npy_i32(out, gen);
+  if (!dump.empty()) {
+    prepare_output_dir(dump, force);
+    rec.write(dump);
+  }
   const int steps = std::max<int>(0, int(gen.size()) - 1);
   std::fprintf(stderr, "n3 run: %s backend, %s numerics: %zu prompt tokens in %.3f s, %zu generated", backend.c_str(),
                numerics.c_str(), ids.size(), prefill_s, gen.size());

@@ -26,20 +26,23 @@ WEIGHTS="$OUT/dev.n3w"
 echo "== 2. compile for $HW: decode and prefill programs, memory plan, report"
 $N3 compile --model "$WEIGHTS" --hw "$HW" -o "$OUT/compiled" --force
 
-echo "== 3. generate 32 tokens, greedy, host loop on the SystemC NPU model (ids stream to stdout)"
+echo "== 3. generate 32 tokens, greedy, host loop on the SystemC NPU model (ids stream to stdout; every tensor dumped)"
 $N3 run --backend systemc --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --max-new 32 --out "$OUT/ids_systemc.npy" \
-  2>"$OUT/run_systemc.log"
+  --dump "$OUT/run_systemc" --dump-all 2>"$OUT/run_systemc.log" || { cat "$OUT/run_systemc.log"; exit 1; }
 cat "$OUT/run_systemc.log"
 
 echo "== 4. the same prompt on the golden model and the functional simulator: identical ids"
 for b in golden func; do
   $N3 run --backend "$b" --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --max-new 32 --out "$OUT/ids_$b.npy" \
-    >/dev/null 2>"$OUT/run_$b.log" || { cat "$OUT/run_$b.log"; exit 1; }
+    --dump "$OUT/run_$b" --dump-all >/dev/null 2>"$OUT/run_$b.log" || { cat "$OUT/run_$b.log"; exit 1; }
   cmp -s "$OUT/ids_$b.npy" "$OUT/ids_systemc.npy" && echo "   $b: identical ids" || { echo "   $b: ids DIFFER"; exit 1; }
 done
+if $N3 diff "$OUT/run_systemc" "$OUT/run_golden" --quiet; then
+  echo "   n3 diff of the SystemC host-loop run's own dump against the golden run's: every tensor bit-identical"
+else echo "   n3 diff: the SystemC run DIFFERS from the golden model"; exit 1; fi
 
-echo "== 5. the whole run (prefill + a decode step per generated id) on the SystemC model with"
-echo "      dumps, stats and a trace, and n3 diff against the golden model: bit-identical"
+echo "== 5. the same run replayed (prefill + a decode step per generated id) on the SystemC model with"
+echo "      stats and a Perfetto trace, its dump diffed against the golden model's: bit-identical"
 $N3 sim --backend systemc --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --feed "$OUT/ids_systemc.npy" \
   --dump "$OUT/systemc" --dump-all --force --stats "$OUT/stats.json" --trace "$OUT/trace.json"
 $N3 golden --numerics npu --model "$WEIGHTS" --hw "$HW" --ids "$IDS" --feed "$OUT/ids_systemc.npy" \
