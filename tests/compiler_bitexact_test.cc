@@ -1,6 +1,7 @@
 // The compiled Gemma 3n on the functional simulator is bit-identical to the
 // golden model in NPU numerics (issue 5 acceptance): `n3 diff` of
-// `n3 sim --backend func --model M` against `n3 golden --numerics npu` exits 0
+// `n3 sim --backend func --model M` against `n3 golden --numerics npu`, both
+// with --dump-all (every materialised tensor, none reference-only), exits 0
 // for a 13-token prompt under chunks 4 and 5 (13 is a multiple of neither),
 // followed by 24 decode steps fed with --feed (3 x the largest sliding window
 // of these models, so sliding windows slide, rings of window + chunk - 1 wrap,
@@ -65,7 +66,8 @@ TEST_P(CompilerBitExact, PrefillTwoChunksAndDecodeMatchGolden) {
   if (backend_missing(c.backend)) GTEST_SKIP() << "built without SystemC";
   const std::string dir = test::temp_dir("compiler_" + c.backend + "_" + c.name);
   const std::string model = prepare(c, dir);
-  const std::string io = " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy";
+  // --dump-all: every tensor the programs materialise, not only logits and layers.N.
+  const std::string io = " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all";
   test::RunResult g = run_n3("golden --numerics npu --model " + model + io + " --dump " + dir + "/ref --force");
   ASSERT_EQ(g.status, 0) << g.err;
   for (int chunk : {4, 5}) {
@@ -76,6 +78,8 @@ TEST_P(CompilerBitExact, PrefillTwoChunksAndDecodeMatchGolden) {
     test::RunResult d = run_n3("diff " + cand + " " + dir + "/ref");
     EXPECT_EQ(d.status, 0) << "chunk " << chunk << ":\n" << d.out << d.err;
     EXPECT_NE(d.out.find("decode_logits"), std::string::npos) << d.out;
+    EXPECT_NE(d.out.find("decode_layers.1.attn.ctx"), std::string::npos) << d.out;
+    EXPECT_NE(d.out.find("reference-only=0"), std::string::npos) << d.out;
   }
 }
 
