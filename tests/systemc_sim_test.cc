@@ -297,6 +297,33 @@ TEST(SystemcMicro, AFutureDdrWriteDoesNotBlockAnotherEngine) {
   expect_near_hand(j["units"]["DMA"]["busy_cycles"].get<double>(), hand2, "512 KiB MEMCPY beside it");
 }
 
+TEST(SystemcMicro, GemvAndGemmShareTheWeightBuffers) {
+  // A GEMV and a GEMM, no token between them, each stream a 1024 x 1024 INT4
+  // matrix (524 288 + 4 096 scale bytes) from DDR through the one set of
+  // weight buffers (slots handed to one engine at a time). The channel moves
+  // both: 2 x 528 384 / 27.36 = 38 624.4 clocks, + latency 51.2, + the GEMM's
+  // setup 16, array drain 64 and [2, 1024] bf16 result into L2 (4 096 / 32 =
+  // 128) = 38 883.6 clocks (its last tile's 8 MAC clocks hide in rounding).
+  const double hand = 2 * 528384.0 / kDdrBytesPerClk + kDdrLatency + 16 + 64 + 128;
+  json j;
+  const double c = sim_cycles("wbuf_shared", R"(
+.desc w1 dtype=int4 space=ddr base=0x0 rows=1024 cols=1024 row_stride=512 scale_mode=row scale_base=0x80000 scale_stride=4
+.desc w2 dtype=int4 space=ddr base=0x100000 rows=1024 cols=1024 row_stride=512 scale_mode=row scale_base=0x180000 scale_stride=4
+.desc x dtype=bf16 space=l2 base=0x0 rows=1 cols=1024 row_stride=2048
+.desc x2 dtype=bf16 space=l2 base=0x1000 rows=2 cols=1024 row_stride=2048
+.desc y dtype=bf16 space=l2 base=0x4000 rows=1 cols=1024 row_stride=2048
+.desc y2 dtype=bf16 space=l2 base=0x8000 rows=2 cols=1024 row_stride=2048
+    gemv.mv dst=y src=x w=w1
+    gemm.mv dst=y2 src=x2 w=w2
+    sys.halt
+)", &j);
+  expect_near_hand(c, hand, "GEMV + GEMM, shared WBUF");
+  EXPECT_EQ(j["memory_units"]["weight buffers"]["bytes"].get<uint64_t>(), 2u * 528384u);
+  // Both streamed at once (neither waited for the other to finish).
+  EXPECT_GT(j["units"]["GEMV"]["busy_cycles"].get<double>(), 0.9 * c);
+  EXPECT_GT(j["units"]["GEMM"]["busy_cycles"].get<double>(), 0.9 * c);
+}
+
 TEST(SystemcTrace, ValidJsonKnownTracksNoOverlap) {
   const std::string dir = temp_dir("sc_trace");
   const std::string prog = assemble_to(dir, example_path("attention_decode.s"));

@@ -12,8 +12,8 @@ EngineUnit::EngineUnit(sc_core::sc_module_name n, Context& c, int engine)
   SC_THREAD(run);
 }
 
-double EngineUnit::ddr_move(int64_t bytes, bool write, double not_before_ps, int64_t ports) {
-  const Xfer x = ddr->transfer({engine_, cur_->pc, bytes, ports, write, not_before_ps});
+double EngineUnit::ddr_move(int64_t bytes, bool write, double not_before_ps, int64_t ports, uint64_t addr) {
+  const Xfer x = ddr->transfer({engine_, cur_->pc, int(Space::DDR), addr, bytes, ports, write, not_before_ps});
   touched_ddr_ = true;
   return x.end_ps;
 }
@@ -21,8 +21,9 @@ double EngineUnit::ddr_move(int64_t bytes, bool write, double not_before_ps, int
 double EngineUnit::move(const sim::View& v, bool write, double not_before_ps, int64_t ports) {
   const int64_t bytes = timing::view_bytes(v);
   if (!bytes) return not_before_ps;
-  if (v.d.space == Space::DDR) return ddr_move(bytes, write, not_before_ps, ports);
-  return l2->transfer({engine_, cur_->pc, bytes, 1, write, not_before_ps}).end_ps;
+  const uint64_t addr = v.row_addr(0);
+  if (v.d.space == Space::DDR) return ddr_move(bytes, write, not_before_ps, ports, addr);
+  return l2->transfer({engine_, cur_->pc, int(v.d.space), addr, bytes, 1, write, not_before_ps}).end_ps;
 }
 
 void EngineUnit::run() {
@@ -109,12 +110,13 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
     const int64_t tile = wbuf->tile_bytes();
     for (int64_t off = 0; off < wbytes; off += tile) {
       const int64_t b = std::min(tile, wbytes - off);
-      const double not_before = std::max(now + setup, wbuf->slot_free_ps());
+      const WbufIf::Slot slot = wbuf->take();
+      const double not_before = std::max(now + setup, slot.free_ps);
       c_.wait_until(not_before);  // lets other engines' transfers interleave with this stream
-      const double landed = ddr_move(b, false, not_before, p.hp_ports);
+      const double landed = ddr_move(b, false, not_before, p.hp_ports, w.d.base + uint64_t(off));
       ddr_wait += std::max(0.0, landed - compute_end);  // the MACs idle until the tile lands
       compute_end = std::max(compute_end, landed) + compute_all * double(b) / double(wbytes);
-      wbuf->hold(b, compute_end);
+      wbuf->hold(slot.index, b, compute_end);
     }
   } else {
     // Weights on chip: they stream from L2 (WBUF feeds the cores at MAC rate).

@@ -47,7 +47,7 @@ class EngineUnit : public sc_core::sc_module {
   // Moves a view's bytes to or from its space: DDR through `ports` HP ports,
   // L2 and WBUF through an L2 port. Returns the completion time in ps.
   double move(const sim::View& v, bool write, double not_before_ps, int64_t ports);
-  double ddr_move(int64_t bytes, bool write, double not_before_ps, int64_t ports);
+  double ddr_move(int64_t bytes, bool write, double not_before_ps, int64_t ports, uint64_t addr);
 
   Context& c_;
   const int engine_;

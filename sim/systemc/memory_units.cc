@@ -1,6 +1,8 @@
 #include "sim/systemc/memory_units.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace n3::sc {
@@ -81,9 +83,17 @@ WeightBuffer::WeightBuffer(sc_core::sc_module_name n, Context& c)
 
 int64_t WeightBuffer::tile_bytes() const { return c_.p.weight_tile_bytes(); }
 
-void WeightBuffer::hold(int64_t bytes, double until_ps) {
-  free_at_[next_] = until_ps;
+WbufIf::Slot WeightBuffer::take() {
+  while (std::isinf(free_at_[next_])) sc_core::wait(held_);
+  const Slot s{int(next_), free_at_[next_]};
+  free_at_[next_] = std::numeric_limits<double>::infinity();
   next_ = (next_ + 1) % free_at_.size();
+  return s;
+}
+
+void WeightBuffer::hold(int slot, int64_t bytes, double until_ps) {
+  free_at_[size_t(slot)] = until_ps;
+  held_.notify(sc_core::SC_ZERO_TIME);
   bytes_ += static_cast<uint64_t>(bytes);
   ++tiles_;
 }

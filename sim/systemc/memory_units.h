@@ -61,22 +61,24 @@ class L2 : public sc_core::sc_module, public MemIf {
 
 // The weight buffers (memory.weight_fifos x weight_fifo_bytes) as
 // timing.wbuf_tiles slots of equal size used in turn by the MAC engines'
-// weight streams: double buffering at 2 (one slot fills from DDR while the
-// MACs consume the other).
+// weight streams (2: double buffering: one slot fills from DDR while the
+// MACs consume the other). The GEMV and the GEMM share them: a slot taken
+// by one is not handed to the other until it is booked and consumed.
 class WeightBuffer : public sc_core::sc_module, public WbufIf {
  public:
   WeightBuffer(sc_core::sc_module_name n, Context& c);
   int64_t tile_bytes() const override;
-  double slot_free_ps() const override { return free_at_[next_]; }
-  void hold(int64_t bytes, double until_ps) override;
+  Slot take() override;
+  void hold(int slot, int64_t bytes, double until_ps) override;
   uint64_t bytes() const { return bytes_; }
   uint64_t tiles() const { return tiles_; }
   void reset_counts() { bytes_ = tiles_ = 0; }
 
  private:
   Context& c_;
-  std::vector<double> free_at_;
+  std::vector<double> free_at_;  // +inf while taken and not yet held
   size_t next_ = 0;
+  sc_core::sc_event held_;
   uint64_t bytes_ = 0, tiles_ = 0;
 };
 

@@ -100,8 +100,7 @@ struct Top : sc_core::sc_module {
       : sc_core::sc_module(n),
         ddr("ddr_hp", c),
         l2("l2", c),
-        wbuf_gemv("wbuf_gemv", c),
-        wbuf_gemm("wbuf_gemm", c),
+        wbuf("wbuf", c),
         dma("dma", c),
         gemv("gemv", c, 2),
         gemm("gemm", c, 3),
@@ -115,12 +114,12 @@ struct Top : sc_core::sc_module {
       ctl.queue[i](engines[i]->queue);
     }
     ctl.tokens(c.tokens);
-    gemv.wbuf(wbuf_gemv);
-    gemm.wbuf(wbuf_gemm);
+    gemv.wbuf(wbuf);
+    gemm.wbuf(wbuf);
   }
   DdrHp ddr;
   L2 l2;
-  WeightBuffer wbuf_gemv, wbuf_gemm;  // each MAC engine streams through its own
+  WeightBuffer wbuf;  // shared by the GEMV and GEMM weight streams
   DmaUnit dma;
   MacUnit gemv, gemm;
   SfuUnit sfu;
@@ -171,8 +170,7 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   c->halted = false;
   top->ddr.reset_counts();
   top->l2.reset_counts();
-  top->wbuf_gemv.reset_counts();
-  top->wbuf_gemm.reset_counts();
+  top->wbuf.reset_counts();
   for (const auto& core : top->gemv.cores()) core->busy_ps = 0;
   const double t0 = c->now_ps();
   c->run_start_ps = t0;
@@ -227,8 +225,7 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   r.resources.push_back({"DDR channel", top->ddr.channel().busy_ps(), top->ddr.channel().bytes()});
   for (const auto& h : top->ddr.hp()) r.resources.push_back({h->track_name(), h->busy_ps(), h->bytes()});
   for (const auto& l : top->l2.ports()) r.resources.push_back({l->track_name(), l->busy_ps(), l->bytes()});
-  r.resources.push_back({"GEMV weight buffers", 0, top->wbuf_gemv.bytes()});
-  r.resources.push_back({"GEMM weight buffers", 0, top->wbuf_gemm.bytes()});
+  r.resources.push_back({"weight buffers", 0, top->wbuf.bytes()});
   for (size_t k = 0; k < top->gemv.cores().size(); ++k)
     r.resources.push_back({"GEMV core " + std::to_string(k), top->gemv.cores()[k]->busy_ps, 0});
   r.macs = c->macs;

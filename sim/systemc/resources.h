@@ -31,6 +31,8 @@ struct Xfer {
 struct Req {
   int engine;           // initiator (isa::Engine)
   uint32_t pc;          // instruction it belongs to (trace slices)
+  int space;            // isa::Space of the bytes (DDR, L2, WBUF)
+  uint64_t addr;        // first byte (the view's first row; rows may be strided)
   int64_t bytes;
   int64_t ports;        // AXI HP ports it stripes over (DDR only)
   bool write;
@@ -80,13 +82,19 @@ class MemIf : public virtual sc_core::sc_interface {
 };
 
 // The weight buffers between the HP ports and the MAC engines: `tiles`
-// slots used in turn; a tile may start filling once its slot's previous
-// tile has been consumed.
+// slots used in turn by whichever engine streams weights. take() hands the
+// next slot to the caller alone (waiting while another engine has taken it
+// and not yet said until when it holds it) and says when it is free; hold()
+// then books it until the tile has been consumed.
 class WbufIf : public virtual sc_core::sc_interface {
  public:
+  struct Slot {
+    int index;
+    double free_ps;  // the slot's previous tile is consumed at
+  };
   virtual int64_t tile_bytes() const = 0;
-  virtual double slot_free_ps() const = 0;           // the next tile's slot frees at
-  virtual void hold(int64_t bytes, double until_ps) = 0;  // the next slot holds a tile until
+  virtual Slot take() = 0;  // may wait (call from a thread)
+  virtual void hold(int slot, int64_t bytes, double until_ps) = 0;
 };
 
 }  // namespace n3::sc
