@@ -8,14 +8,35 @@ namespace n3::sc {
 using isa::Space;
 
 EngineUnit::EngineUnit(sc_core::sc_module_name n, Context& c, int engine)
-    : sc_core::sc_module(n), queue(static_cast<int>(c.p.queue_depth)), c_(c), engine_(engine) {
+    : sc_core::sc_module(n), queue(static_cast<int>(c.p.queue_depth)), ddr("ddr"), l2("l2"), c_(c), engine_(engine) {
   SC_THREAD(run);
 }
 
+double EngineUnit::transact(tlm_utils::simple_initiator_socket<EngineUnit>& s, int space, uint64_t addr,
+                            int64_t bytes, int64_t ports, bool write, double not_before_ps) {
+  XferExt x;
+  x.engine = engine_;
+  x.pc = cur_->pc;
+  x.space = space;
+  x.ports = ports;
+  tlm::tlm_generic_payload t;
+  t.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  t.set_address(addr);
+  t.set_data_ptr(nullptr);  // timing only: the bytes are the functional core's
+  t.set_data_length(static_cast<unsigned>(bytes));
+  t.set_streaming_width(static_cast<unsigned>(bytes));
+  t.set_extension(&x);
+  const double now = c_.now_ps();
+  sc_core::sc_time delay(std::max(0.0, not_before_ps - now), sc_core::SC_PS);
+  s->b_transport(t, delay);
+  t.clear_extension(&x);
+  require(t.is_response_ok(), "systemc: memory transaction refused at instruction " + std::to_string(cur_->pc));
+  return now + delay.to_seconds() * 1e12;
+}
+
 double EngineUnit::ddr_move(int64_t bytes, bool write, double not_before_ps, int64_t ports, uint64_t addr) {
-  const Xfer x = ddr->transfer({engine_, cur_->pc, int(Space::DDR), addr, bytes, ports, write, not_before_ps});
   touched_ddr_ = true;
-  return x.end_ps;
+  return transact(ddr, int(Space::DDR), addr, bytes, ports, write, not_before_ps);
 }
 
 double EngineUnit::move(const sim::View& v, bool write, double not_before_ps, int64_t ports) {
@@ -23,7 +44,7 @@ double EngineUnit::move(const sim::View& v, bool write, double not_before_ps, in
   if (!bytes) return not_before_ps;
   const uint64_t addr = v.row_addr(0);
   if (v.d.space == Space::DDR) return ddr_move(bytes, write, not_before_ps, ports, addr);
-  return l2->transfer({engine_, cur_->pc, int(v.d.space), addr, bytes, 1, write, not_before_ps}).end_ps;
+  return transact(l2, int(v.d.space), addr, bytes, 1, write, not_before_ps);
 }
 
 void EngineUnit::run() {

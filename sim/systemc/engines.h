@@ -5,15 +5,17 @@
 // tokens, has the functional core execute its effects
 // (sim::FuncSim::exec_head), then holds the instruction for the duration its
 // model computes and signals on completion. The memory side is reached only
-// through the sc_ports `ddr`, `l2` (MemIf) and `wbuf` (WbufIf), so a
-// Verilated RTL unit can replace an engine by consuming the same queue and
-// tokens, or replace a memory unit behind the same interface.
+// through the TLM-2.0 initiator sockets `ddr`, `l2` and the sc_port `wbuf`
+// (WbufIf), so a Verilated RTL unit can replace an engine by consuming the
+// same queue and tokens, or a memory unit behind a TLM target socket.
 #pragma once
 #include <systemc>
 
 #include <memory>
 #include <ostream>
 #include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "sim/systemc/memory_units.h"
 
@@ -30,7 +32,7 @@ class EngineUnit : public sc_core::sc_module {
   EngineUnit(sc_core::sc_module_name n, Context& c, int engine);
 
   sc_core::sc_fifo<sim::Issued> queue;  // the dispatcher writes, the unit reads
-  sc_core::sc_port<MemIf> ddr, l2;
+  tlm_utils::simple_initiator_socket<EngineUnit> ddr, l2;
   sc_core::sc_port<TokenIf> tokens;
 
  protected:
@@ -48,6 +50,9 @@ class EngineUnit : public sc_core::sc_module {
   // L2 and WBUF through an L2 port. Returns the completion time in ps.
   double move(const sim::View& v, bool write, double not_before_ps, int64_t ports);
   double ddr_move(int64_t bytes, bool write, double not_before_ps, int64_t ports, uint64_t addr);
+  // One loosely-timed transaction; returns the data-available time in ps.
+  double transact(tlm_utils::simple_initiator_socket<EngineUnit>& s, int space, uint64_t addr, int64_t bytes,
+                  int64_t ports, bool write, double not_before_ps);
 
   Context& c_;
   const int engine_;

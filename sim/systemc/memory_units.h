@@ -1,5 +1,5 @@
-// The memory side of the NPU, each unit its own sc_module behind MemIf /
-// WbufIf (resources.h): the AXI HP ports and the DDR controller, the L2
+// The memory side of the NPU, each unit its own sc_module behind a TLM-2.0
+// target socket (MemTarget) or WbufIf (resources.h): the AXI HP ports and the DDR controller, the L2
 // scratchpad's ports, and the weight buffers. All are transfer-level: a
 // transfer books each resource it crosses for bytes / bandwidth in the
 // earliest gap all of them share and completes after the fixed latency, so
@@ -22,7 +22,7 @@ namespace n3::sc {
 // slower of the two has moved it, plus DDR latency and the AXI -> core
 // clock-domain crossing (cdc_sync_cycles AXI clocks in the async FIFO).
 // The k ports are those that free first (lowest index on ties).
-class DdrHp : public sc_core::sc_module, public MemIf {
+class DdrHp : public MemTarget {
  public:
   DdrHp(sc_core::sc_module_name n, Context& c);
   Xfer transfer(const Req& r) override;
@@ -46,7 +46,7 @@ class DdrHp : public sc_core::sc_module, public MemIf {
 // whose gap starts first. The pccx L2 is true dual-port URAM, so the ports
 // never conflict on a bank; a design whose ports share banks would need a
 // bank timeline here.
-class L2 : public sc_core::sc_module, public MemIf {
+class L2 : public MemTarget {
  public:
   L2(sc_core::sc_module_name n, Context& c);
   Xfer transfer(const Req& r) override;

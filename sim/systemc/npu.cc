@@ -108,8 +108,8 @@ struct Top : sc_core::sc_module {
         ctl("ctl", c, progress) {
     EngineUnit* engines[] = {&dma, &gemv, &gemm, &sfu};
     for (size_t i = 0; i < 4; ++i) {
-      engines[i]->ddr(ddr);
-      engines[i]->l2(l2);
+      engines[i]->ddr.bind(ddr.socket);
+      engines[i]->l2.bind(l2.socket);
       engines[i]->tokens(c.tokens);
       ctl.queue[i](engines[i]->queue);
     }

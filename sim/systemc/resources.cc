@@ -39,6 +39,26 @@ double earliest_common(const std::vector<std::pair<const Timeline*, double>>& ne
   }
 }
 
+MemTarget::MemTarget(sc_core::sc_module_name n) : sc_core::sc_module(n), socket("socket") {
+  socket.register_b_transport(this, &MemTarget::b_transport);
+}
+
+void MemTarget::b_transport(int /*id*/, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+  XferExt* x = nullptr;
+  t.get_extension(x);
+  if (!x) {
+    t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  const double now = sc_core::sc_time_stamp().to_seconds() * 1e12;
+  const Req r{x->engine, x->pc, x->space, t.get_address(), int64_t(t.get_data_length()), x->ports,
+              t.is_write(), now + delay.to_seconds() * 1e12};
+  const Xfer done = transfer(r);
+  x->start_ps = done.start_ps;
+  delay = sc_core::sc_time(done.end_ps - now, sc_core::SC_PS);
+  t.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
 Port::Port(sc_core::sc_module_name n, Context& c, const std::string& track_name)
     : sc_core::sc_module(n), c_(c), track_name_(track_name), track_(c.add_track(track_name)) {}
 

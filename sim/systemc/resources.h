@@ -7,12 +7,14 @@
 // transfer booked for the future (an engine's result write, known when the
 // instruction starts) therefore leaves the time before it free for others.
 //
-// The engines see the memory side only through MemIf and WbufIf, bound with
-// sc_port, so a Verilated AXI/DDR, L2 or weight-buffer unit (behind a
-// transactor implementing the same interface) can replace a model without
-// touching the engines (docs/timing.md).
+// The engines reach memory through TLM-2.0 sockets (loosely timed:
+// b_transport with an annotated delay) and the weight buffers through
+// WbufIf, so a Verilated AXI/DDR or L2 unit behind a TLM transactor can
+// replace a model without touching the engines (docs/timing.md).
 #pragma once
 #include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include <cstdint>
 #include <string>
@@ -75,10 +77,32 @@ class Port : public sc_core::sc_module {
   uint64_t bytes_ = 0;
 };
 
-// A memory target (DDR behind the HP ports, or the L2).
-class MemIf : public virtual sc_core::sc_interface {
+// What a payload carries besides command, address and length: who asked,
+// over how many HP ports, and (set by the target) when the transfer started.
+// The payload's data pointer is null: the bytes live in the functional core
+// (sim::FuncSim), which has already executed the instruction.
+struct XferExt : tlm::tlm_extension<XferExt> {
+  int engine = 0;
+  uint32_t pc = 0;
+  int space = 0;
+  int64_t ports = 1;
+  double start_ps = 0;  // out: the first resource's start
+  tlm::tlm_extension_base* clone() const override { return new XferExt(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const XferExt&>(e); }
+};
+
+// A memory target (DDR behind the HP ports, or the L2): a multi-initiator
+// TLM target socket whose b_transport books the transfer. On entry the
+// delay is how far after now the transfer may start; on return, how far
+// after now its data are available.
+class MemTarget : public sc_core::sc_module {
  public:
+  explicit MemTarget(sc_core::sc_module_name n);
+  tlm_utils::multi_passthrough_target_socket<MemTarget> socket;
   virtual Xfer transfer(const Req& r) = 0;
+
+ private:
+  void b_transport(int id, tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
 };
 
 // The weight buffers between the HP ports and the MAC engines: `tiles`
