@@ -26,12 +26,16 @@ double EngineUnit::transact(tlm_utils::simple_initiator_socket<EngineUnit>& s, i
   t.set_data_length(static_cast<unsigned>(bytes));
   t.set_streaming_width(static_cast<unsigned>(bytes));
   t.set_extension(&x);
-  const double now = c_.now_ps();
-  sc_core::sc_time delay(std::max(0.0, not_before_ps - now), sc_core::SC_PS);
+  struct Detach {  // the extension lives on this stack frame: never let the payload free it
+    tlm::tlm_generic_payload& t;
+    XferExt* x;
+    ~Detach() { t.clear_extension(x); }
+  } detach{t, &x};
+  sc_core::sc_time delay(std::max(0.0, not_before_ps - c_.now_ps()), sc_core::SC_PS);
   s->b_transport(t, delay);
-  t.clear_extension(&x);
   require(t.is_response_ok(), "systemc: memory transaction refused at instruction " + std::to_string(cur_->pc));
-  return now + delay.to_seconds() * 1e12;
+  // TLM-2.0: the returned delay counts from the time at return (the target may have waited).
+  return c_.now_ps() + delay.to_seconds() * 1e12;
 }
 
 double EngineUnit::ddr_move(int64_t bytes, bool write, double not_before_ps, int64_t ports, uint64_t addr) {

@@ -171,6 +171,9 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   top->ddr.reset_counts();
   top->l2.reset_counts();
   top->wbuf.reset_counts();
+  const bool wait_for_start = std::getenv("N3_SC_TARGETS_WAIT") != nullptr;  // TLM conformance mode (docs/timing.md)
+  top->ddr.set_wait_for_start(wait_for_start);
+  top->l2.set_wait_for_start(wait_for_start);
   for (const auto& core : top->gemv.cores()) core->busy_ps = 0;
   const double t0 = c->now_ps();
   c->run_start_ps = t0;

@@ -55,7 +55,12 @@ void MemTarget::b_transport(int /*id*/, tlm::tlm_generic_payload& t, sc_core::sc
               t.is_write(), now + delay.to_seconds() * 1e12};
   const Xfer done = transfer(r);
   x->start_ps = done.start_ps;
-  delay = sc_core::sc_time(done.end_ps - now, sc_core::SC_PS);
+  double at = now;
+  if (wait_for_start_ && done.start_ps > now) {
+    sc_core::wait(sc_core::sc_time(done.start_ps - now, sc_core::SC_PS));
+    at = sc_core::sc_time_stamp().to_seconds() * 1e12;
+  }
+  delay = sc_core::sc_time(std::max(0.0, done.end_ps - at), sc_core::SC_PS);
   t.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

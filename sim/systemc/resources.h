@@ -100,9 +100,14 @@ class MemTarget : public sc_core::sc_module {
   explicit MemTarget(sc_core::sc_module_name n);
   tlm_utils::multi_passthrough_target_socket<MemTarget> socket;
   virtual Xfer transfer(const Req& r) = 0;
+  // Conformance mode: b_transport waits until the transfer starts before it
+  // returns (as a transactor driving RTL would), so the initiators must read
+  // the delay against the time at return. Same cycles either way.
+  void set_wait_for_start(bool w) { wait_for_start_ = w; }
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
+  bool wait_for_start_ = false;
 };
 
 // The weight buffers between the HP ports and the MAC engines: `tiles`

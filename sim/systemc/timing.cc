@@ -56,8 +56,9 @@ Params load_params(const HwConfig& hw) {
   require(p.dma_hp_ports >= 1 && p.dma_hp_ports <= p.hp_ports, hw.path + ": timing.dma_hp_ports must be in [1, memory.hp_ports]");
   require(p.queue_depth >= 1, hw.path + ": timing.queue_depth must be at least 1");
   require(p.sfu_elems_per_clk > 0 && p.gemv_cores > 0 && p.gemv_macs_per_clk > 0, hw.path + ": engine rates must be positive");
-  require(p.wbuf_tiles >= 1 && p.wbuf_bytes >= p.wbuf_tiles,
-          hw.path + ": timing.wbuf_tiles must be at least 1 and at most the weight buffers' bytes");
+  require(p.wbuf_tiles >= 2 && p.wbuf_bytes >= p.wbuf_tiles,
+          hw.path + ": timing.wbuf_tiles must be at least 2 (single buffering is not modelled) and at most the weight "
+                    "buffers' bytes");
   require(p.sfu_passes_softmax >= 1 && p.sfu_passes_rmsnorm >= 1 && p.sfu_passes_gtopk >= 1 && p.sfu_passes_magmatch >= 1,
           hw.path + ": timing.sfu_passes_* must be at least 1");
   require(p.gemm_rows > 0 && p.gemm_cols > 0 && p.gemm_macs_per_pe > 0,
