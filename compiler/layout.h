@@ -76,6 +76,10 @@ struct Layout {
 // `max_chunk` bounds the prefill chunk (sliding rings hold window + max_chunk - 1 positions).
 Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int max_chunk);
 
+// The input region's int32 words for a forward over `ids` at position pos0:
+// [0] pos0, [1..3] 0, [4 .. 4+max_chunk) positions, [4+max_chunk ..) ids.
+std::vector<int32_t> input_words(const Layout& lay, int64_t pos0, const std::vector<int32_t>& ids);
+
 // The DDR bytes of the weights and constants (weights already quantised to
 // INT4 with one scale per row where the layout says INT4). Calls put(addr,
 // bytes, n) for every placed tensor.

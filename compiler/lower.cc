@@ -188,10 +188,7 @@ class Lowering {
   void zero(const Buf& dst) { e_.op(Emitter::DMA, "memset dst=" + e_.d(dst) + " k=" + e_.kf(0.0f)); }
   // Every materialised tensor is named in the symbol table (the simulator
   // captures the always-present ones unless asked for all: SimOptions).
-  void cap(const std::string& name, const Buf& b, bool always = false) {
-    (void)always;
-    e_.capture(name, e_.d(b));
-  }
+  void cap(const std::string& name, const Buf& b) { e_.capture(name, e_.d(b)); }
   void li(int rd, int64_t v) {
     require(v >= INT32_MIN && v <= INT32_MAX, "compiler: immediate out of range");
     e_.ctl("alui.add rd=r" + num(rd) + " rs1=r0 imm=" + num(v));
@@ -430,7 +427,7 @@ void Lowering::layer(int l) {
   rmsnorm_w(b_.add, p + "post_per_layer_input_norm.weight");
   cap(p + "per_layer.out", b_.add);
   for (int s = 1; s < S; ++s) cvo2("add", stream(b_.H, s), stream(b_.H, s), b_.add);
-  cap("layers." + num(l), b_.H, true);
+  cap("layers." + num(l), b_.H);
   (void)D;
 }
 
@@ -460,7 +457,7 @@ void Lowering::final_logits() {
   lg.name = "logits";
   mv(lg, b_.x, w("embed_tokens.weight"));
   if (cfg_.softcap > 0) cvok("softcap", lg, lg, float(cfg_.softcap));
-  cap("logits", lg, true);
+  cap("logits", lg);
 }
 
 Compiled Lowering::run() {

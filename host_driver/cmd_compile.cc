@@ -137,8 +137,7 @@ int cmd_compile(const Args& a) {
     comp::write_weights(lay, *open_weights_for(model, "npu", hwc), cfg,
                         [&](uint64_t a, const void* p, uint64_t n) { std::memcpy(&regions[0].bytes[a], p, n); });
     if (!prompt.empty()) {
-      std::vector<int32_t> in(size_t(4 + 2 * maxc), 0);
-      for (size_t t = 0; t < prompt.size(); ++t) in[4 + t] = int32_t(t), in[size_t(4 + maxc) + t] = prompt[t];
+      const std::vector<int32_t> in = comp::input_words(lay, 0, prompt);
       sim::ImageRegion r;
       r.name = "input";
       r.addr = lay.input;

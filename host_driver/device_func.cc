@@ -165,12 +165,7 @@ Tensor FuncModel::forward_program(const std::vector<int32_t>& ids, Phase ph, Rec
   const Restore restore{s, *mem_};
   // Run-time inputs: pos0, positions[T], ids[T].
   sim::SpaceMemory& ddr = s.memory().space(isa::Space::DDR);
-  std::vector<int32_t> in(size_t(4 + 2 * lay_.max_chunk), 0);
-  in[0] = int32_t(pos_);
-  for (int64_t t = 0; t < T; ++t) {
-    in[size_t(4 + t)] = int32_t(pos_ + t);
-    in[size_t(4 + lay_.max_chunk + t)] = ids[size_t(t)];
-  }
+  const std::vector<int32_t> in = comp::input_words(lay_, pos_, ids);
   ddr.write(lay_.input, in.data(), in.size() * 4);
   if (runner_) {
     last_sim_ps_ = runner_(s, c);

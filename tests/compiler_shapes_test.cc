@@ -30,17 +30,11 @@ TEST(CompilerShapes, HiddenSizeNotAMultipleOfFourWithBothStreamFormats) {
   write_file_atomic(dir + "/bf16_streams.yaml", hw);
   const std::string ids = test::source_dir() + "/configs/demo/prompt_ids.npy";
   const std::string feed = test::source_dir() + "/configs/demo/feed_ids.npy";
-  for (const std::string h : {test::source_dir() + "/configs/hw/kv260.yaml", dir + "/bf16_streams.yaml"}) {
+  for (const std::string& h : {test::source_dir() + "/configs/hw/kv260.yaml", dir + "/bf16_streams.yaml"}) {
     SCOPED_TRACE(h);
     const std::string io = " --model " + dir + "/m.n3w --hw " + h + " --ids " + ids + " --feed " + feed + " --force";
     ASSERT_EQ(run_n3("golden --numerics npu" + io + " --dump " + dir + "/g").status, 0);
-    for (const std::string backend : {"func", "systemc"}) {
-      if (backend == "systemc" && run_n3("sim --backend systemc --help").out.find("systemc") == std::string::npos) continue;
-      const test::RunResult r = run_n3("sim --backend " + backend + " --chunk 5" + io + " --dump " + dir + "/" + backend);
-      ASSERT_EQ(r.status, 0) << backend << ": " << r.err;
-      const test::RunResult d = run_n3("diff " + dir + "/" + backend + " " + dir + "/g");
-      EXPECT_EQ(d.status, 0) << backend << ": " << d.out << d.err;
-    }
+    test::expect_sims_match("--chunk 5" + io, dir, dir + "/g");
   }
 }
 
@@ -74,13 +68,7 @@ TEST(CompilerSpill, ChunkLargerThanL2SpillsToDdrAndStaysBitIdentical) {
   const std::string io = " --model " + m + " --hw " + dir + "/hw.yaml --ids " + dir + "/ids.npy --feed " +
                          test::source_dir() + "/configs/demo/feed_ids.npy --dump-all --force";
   ASSERT_EQ(run_n3("golden --numerics npu" + io + " --dump " + dir + "/g").status, 0);
-  for (const std::string backend : {"func", "systemc"}) {
-    if (backend == "systemc" && run_n3("sim --backend systemc --help").out.find("systemc") == std::string::npos) continue;
-    const test::RunResult r = run_n3("sim --backend " + backend + " --chunk 48" + io + " --dump " + dir + "/" + backend);
-    ASSERT_EQ(r.status, 0) << backend << ": " << r.err;
-    const test::RunResult d = run_n3("diff " + dir + "/" + backend + " " + dir + "/g");
-    EXPECT_EQ(d.status, 0) << backend << ": " << d.out << d.err;
-  }
+  test::expect_sims_match("--chunk 48" + io, dir, dir + "/g");
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // simulator's hazard checker or dtype traps.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "compiler/layout.h"
 #include "compiler/lower.h"
 #include "golden/model_config.h"
@@ -98,22 +100,31 @@ TEST(CompilerVerify, OverlappingLiveBuffersAreCaught) {
   EXPECT_TRUE(mentions(comp::verify_compiled(over, fx.hw), "overlap"));
 }
 
+// The descriptor slot named by `field` in the first instruction `insn`
+// accepts whose descriptor `desc` accepts; 0 when there is none.
+size_t first_operand(const isa::Program& p, const char* field, const std::function<bool(const isa::OpcodeDef&)>& insn,
+                     const std::function<bool(const isa::DescRecord&)>& desc) {
+  for (uint64_t w : p.code) {
+    const isa::OpcodeDef* d = isa::def_of(w);
+    if (!d || !insn(*d)) continue;
+    const int f = isa::field_index(*d, field);
+    if (f < 0) continue;
+    const uint64_t slot = isa::field_raw(w, d->fields[f]);
+    if (slot && desc(isa::decode_desc(p.descs[slot].data()))) return size_t(slot);
+  }
+  return 0;
+}
+
 TEST(CompilerVerify, DtypeMismatchIsCaught) {
   Fixture fx;
   isa::Program& p = fx.c.program;
   // The destination of the first SFU instruction writing F32 becomes INT32
   // (same width, so only the dtype is wrong).
-  bool done = false;
-  for (uint64_t w : p.code) {
-    const isa::OpcodeDef* d = isa::def_of(w);
-    if (!d || d->engine != isa::Engine::SFU) continue;
-    const uint32_t dst = uint32_t((w >> 32) & 0xfff);  // CVO dst [43:32]
-    if (isa::decode_desc(p.descs[dst].data()).dtype != isa::Dtype::F32) continue;
-    p.descs[dst][0] = (p.descs[dst][0] & ~uint64_t(0xf)) | uint64_t(isa::Dtype::INT32);
-    done = true;
-    break;
-  }
-  ASSERT_TRUE(done);
+  const size_t dst = first_operand(
+      p, "dst", [](const isa::OpcodeDef& d) { return d.engine == isa::Engine::SFU; },
+      [](const isa::DescRecord& r) { return r.dtype == isa::Dtype::F32; });
+  ASSERT_GT(dst, 0u);
+  p.descs[dst][0] = (p.descs[dst][0] & ~isa::kDesc_dtype_mask) | uint64_t(isa::Dtype::INT32);
   EXPECT_TRUE(mentions(comp::verify_compiled(fx.c, fx.hw), "dtype mismatch"));
   const int k = fx.run(p);
   EXPECT_TRUE(k == int(sim::TrapKind::DtypeMismatch) || k == int(sim::TrapKind::BadOperand)) << k;
@@ -123,21 +134,13 @@ TEST(CompilerVerify, ShapeMismatchIsCaught) {
   Fixture fx;
   isa::Program& p = fx.c.program;
   // The weight of the first matrix product (gemm here: a 2-token chunk) loses one input column.
-  bool done = false;
-  for (uint64_t w : p.code) {
-    const isa::OpcodeDef* d = isa::def_of(w);
-    if (!d || d->opcode != isa::Opcode::GEMM) continue;
-    const int wf = isa::field_index(*d, "w");
-    ASSERT_GE(wf, 0);
-    const uint64_t slot = isa::field_raw(w, d->fields[wf]);
-    isa::DescRecord r = isa::decode_desc(p.descs[slot].data());
-    if (r.dyn_reg || r.space != isa::Space::DDR) continue;
-    p.descs[slot][1] -= uint64_t(1) << 24;  // cols [47:24] of the second word
-    ASSERT_EQ(isa::decode_desc(p.descs[slot].data()).cols + 1, r.cols);
-    done = true;
-    break;
-  }
-  ASSERT_TRUE(done);
+  const size_t slot = first_operand(
+      p, "w", [](const isa::OpcodeDef& d) { return d.opcode == isa::Opcode::GEMM; },
+      [](const isa::DescRecord& r) { return !r.dyn_reg && r.space == isa::Space::DDR; });
+  ASSERT_GT(slot, 0u);
+  const uint32_t cols = isa::decode_desc(p.descs[slot].data()).cols;
+  p.descs[slot][1] -= uint64_t(1) << 24;  // cols is the second word's [47:24] (kDesc_cols_mask)
+  ASSERT_EQ(isa::decode_desc(p.descs[slot].data()).cols + 1, cols);
   EXPECT_TRUE(mentions(comp::verify_compiled(fx.c, fx.hw), "do not match"));
   EXPECT_EQ(fx.run(p), int(sim::TrapKind::ShapeMismatch));
 }

@@ -108,10 +108,12 @@ json compare_backends(const std::string& name, const std::string& src_path) {
                        dir + "/s.json");
   EXPECT_EQ(s.status, 0) << name << ": " << s.err;
   EXPECT_EQ(read_file_bytes(dir + "/f.img"), read_file_bytes(dir + "/s.img")) << name << ": --mem-out differs";
-  for (const isa::Symbol& sym : p.symbols)
-    if (sym.kind == isa::SymKind::Tensor)
+  for (const isa::Symbol& sym : p.symbols) {
+    if (sym.kind == isa::SymKind::Tensor) {
       EXPECT_EQ(read_file_bytes(dir + "/df/" + sym.name + ".npy"), read_file_bytes(dir + "/ds/" + sym.name + ".npy"))
           << name << ": tensor " << sym.name;
+    }
+  }
   RunResult t = run_n3("sim --backend systemc --timing-only" + common + " --stats " + dir + "/t.json");
   EXPECT_EQ(t.status, 0) << name << ": " << t.err;
   const json js = read_json(dir + "/s.json"), jt = read_json(dir + "/t.json");
@@ -186,6 +188,37 @@ void expect_near_hand(double sim, double hand, const char* what) {
   std::printf("[ micro    ] %-28s simulated %12.1f  hand %12.1f  (%+.2f%%)\n", what, sim, hand, 100.0 * (sim - hand) / hand);
 }
 
+// The micro-benchmark programs (several tests run them).
+// W [4096, 4096] INT4 streamed from DDR into one GEMV.
+const char* const kGemv4096 = R"(
+.desc w dtype=int4 space=ddr base=0x0 rows=4096 cols=4096 row_stride=2048 scale_mode=row scale_base=0x1000000 scale_stride=4
+.desc x dtype=bf16 space=l2 base=0x0 rows=1 cols=4096 row_stride=8192
+.desc y dtype=bf16 space=l2 base=0x4000 rows=1 cols=4096 row_stride=8192
+    gemv.mv dst=y src=x w=w
+    sys.halt
+)";
+// A 1 MiB DDR -> L2 MEMCPY and an independent 32 K-element cvo.exp.
+const char* const kMemcpyBesideExp = R"(
+.desc s dtype=bf16 space=ddr base=0x0 rows=512 cols=1024 row_stride=2048
+.desc d dtype=bf16 space=l2 base=0x0 rows=512 cols=1024 row_stride=2048
+.desc a dtype=bf16 space=l2 base=0x100000 rows=16 cols=2048 row_stride=4096
+    memcpy dst=d src=s
+    cvo.exp dst=a a=a
+    sys.halt
+)";
+// A GEMV with its weights in L2 writing an F32 result to DDR, and an
+// independent DDR -> L2 MEMCPY of `kib` KiB (bf16 rows of 2 KiB).
+std::string gemv_to_ddr_beside_memcpy(int kib) {
+  const std::string rows = std::to_string(kib / 2);
+  return ".desc w dtype=int4 space=l2 base=0x0 rows=1024 cols=1024 row_stride=512 scale_mode=row scale_base=0x80000 "
+         "scale_stride=4\n"
+         ".desc x dtype=bf16 space=l2 base=0x90000 rows=1 cols=1024 row_stride=2048\n"
+         ".desc y dtype=f32 space=ddr base=0x0 rows=1 cols=1024 row_stride=4096\n"
+         ".desc s dtype=bf16 space=ddr base=0x100000 rows=" + rows + " cols=1024 row_stride=2048\n"
+         ".desc d dtype=bf16 space=l2 base=0xA0000 rows=" + rows + " cols=1024 row_stride=2048\n"
+         "    gemv.mv dst=y src=x w=w\n    memcpy dst=d src=s\n    sys.halt\n";
+}
+
 TEST(SystemcMicro, LargeInt4GemvStreamsWeightsFromDdr) {
   // W [4096, 4096] INT4 in DDR (8 MiB) + one F32 row scale per row (16 KiB)
   // = 8 404 992 B in 64 tiles of 131 072 B and a last one of 16 384 B.
@@ -199,13 +232,7 @@ TEST(SystemcMicro, LargeInt4GemvStreamsWeightsFromDdr) {
   const double tile = 131072.0 * 131072 / 8404992, last = 131072.0 * 16384 / 8404992;
   const double hand = 8 + 8388608.0 / kDdrBytesPerClk + kDdrLatency + tile + last + 12 + 256;
   json j;
-  const double c = sim_cycles("gemv", R"(
-.desc w dtype=int4 space=ddr base=0x0 rows=4096 cols=4096 row_stride=2048 scale_mode=row scale_base=0x1000000 scale_stride=4
-.desc x dtype=bf16 space=l2 base=0x0 rows=1 cols=4096 row_stride=8192
-.desc y dtype=bf16 space=l2 base=0x4000 rows=1 cols=4096 row_stride=8192
-    gemv.mv dst=y src=x w=w
-    sys.halt
-)", &j);
+  const double c = sim_cycles("gemv", kGemv4096, &j);
   expect_near_hand(c, hand, "GEMV 4096x4096 INT4 (DDR)");
   // Achieved DDR bandwidth is the roofline's (the stream dominates).
   EXPECT_NEAR(j["bandwidth"]["achieved_gbps"].get<double>(), 10.944, 0.03 * 10.944);
@@ -244,14 +271,7 @@ TEST(SystemcMicro, TwoEnginesOverlap) {
   // concurrently: the total is the longer one (38 392.3), not the sum (71 180).
   const double hand = 16 + 1048576.0 / kDdrBytesPerClk + kDdrLatency;
   json j;
-  const double c = sim_cycles("overlap", R"(
-.desc s dtype=bf16 space=ddr base=0x0 rows=512 cols=1024 row_stride=2048
-.desc d dtype=bf16 space=l2 base=0x0 rows=512 cols=1024 row_stride=2048
-.desc a dtype=bf16 space=l2 base=0x100000 rows=16 cols=2048 row_stride=4096
-    memcpy dst=d src=s
-    cvo.exp dst=a a=a
-    sys.halt
-)", &j);
+  const double c = sim_cycles("overlap", kMemcpyBesideExp, &j);
   expect_near_hand(c, hand, "MEMCPY || SFU exp 32K");
   EXPECT_LT(c, 0.6 * (hand + 32788));
   EXPECT_NEAR(j["units"]["SFU"]["busy_cycles"].get<double>(), 32788, 0.05 * 32788);
@@ -266,16 +286,7 @@ TEST(SystemcMicro, AFutureDdrWriteDoesNotBlockAnotherEngine) {
   // latency 51.2 = 2 462.5 clocks of DMA time, not ~8 300 + 2 462.5.
   const double hand = 16 + 65536.0 / kDdrBytesPerClk + kDdrLatency;
   json j;
-  sim_cycles("ddr_future", R"(
-.desc w dtype=int4 space=l2 base=0x0 rows=1024 cols=1024 row_stride=512 scale_mode=row scale_base=0x80000 scale_stride=4
-.desc x dtype=bf16 space=l2 base=0x90000 rows=1 cols=1024 row_stride=2048
-.desc y dtype=f32 space=ddr base=0x0 rows=1 cols=1024 row_stride=4096
-.desc s dtype=bf16 space=ddr base=0x100000 rows=32 cols=1024 row_stride=2048
-.desc d dtype=bf16 space=l2 base=0xA0000 rows=32 cols=1024 row_stride=2048
-    gemv.mv dst=y src=x w=w
-    memcpy dst=d src=s
-    sys.halt
-)", &j);
+  sim_cycles("ddr_future", gemv_to_ddr_beside_memcpy(64), &j);
   expect_near_hand(j["units"]["DMA"]["busy_cycles"].get<double>(), hand, "MEMCPY beside a GEMV's DDR write");
   EXPECT_GT(j["units"]["GEMV"]["busy_cycles"].get<double>(), 8192.0);
   // The memory units report what crossed them.
@@ -286,16 +297,7 @@ TEST(SystemcMicro, AFutureDdrWriteDoesNotBlockAnotherEngine) {
   // when the result exists (~16 500 clocks), so it queues behind the copy
   // instead of splitting the channel's free time in two.
   const double hand2 = 16 + 524288.0 / kDdrBytesPerClk + kDdrLatency;
-  sim_cycles("ddr_future_long", R"(
-.desc w dtype=int4 space=l2 base=0x0 rows=1024 cols=1024 row_stride=512 scale_mode=row scale_base=0x80000 scale_stride=4
-.desc x dtype=bf16 space=l2 base=0x90000 rows=1 cols=1024 row_stride=2048
-.desc y dtype=f32 space=ddr base=0x0 rows=1 cols=1024 row_stride=4096
-.desc s dtype=bf16 space=ddr base=0x100000 rows=256 cols=1024 row_stride=2048
-.desc d dtype=bf16 space=l2 base=0xA0000 rows=256 cols=1024 row_stride=2048
-    gemv.mv dst=y src=x w=w
-    memcpy dst=d src=s
-    sys.halt
-)", &j);
+  sim_cycles("ddr_future_long", gemv_to_ddr_beside_memcpy(512), &j);
   expect_near_hand(j["units"]["DMA"]["busy_cycles"].get<double>(), hand2, "512 KiB MEMCPY beside it");
 }
 
@@ -331,32 +333,7 @@ TEST(SystemcMicro, GemvAndGemmShareTheWeightBuffers) {
 // would) and return the rest as the delay; the initiators read it against
 // the time at return, so every micro-benchmark gives the same cycles.
 TEST(SystemcMicro, TargetsThatWaitInBTransportGiveTheSameCycles) {
-  const std::vector<std::string> progs = {
-      R"(
-.desc w dtype=int4 space=ddr base=0x0 rows=4096 cols=4096 row_stride=2048 scale_mode=row scale_base=0x1000000 scale_stride=4
-.desc x dtype=bf16 space=l2 base=0x0 rows=1 cols=4096 row_stride=8192
-.desc y dtype=bf16 space=l2 base=0x4000 rows=1 cols=4096 row_stride=8192
-    gemv.mv dst=y src=x w=w
-    sys.halt
-)",
-      R"(
-.desc s dtype=bf16 space=ddr base=0x0 rows=512 cols=1024 row_stride=2048
-.desc d dtype=bf16 space=l2 base=0x0 rows=512 cols=1024 row_stride=2048
-.desc a dtype=bf16 space=l2 base=0x100000 rows=16 cols=2048 row_stride=4096
-    memcpy dst=d src=s
-    cvo.exp dst=a a=a
-    sys.halt
-)",
-      R"(
-.desc w dtype=int4 space=l2 base=0x0 rows=1024 cols=1024 row_stride=512 scale_mode=row scale_base=0x80000 scale_stride=4
-.desc x dtype=bf16 space=l2 base=0x90000 rows=1 cols=1024 row_stride=2048
-.desc y dtype=f32 space=ddr base=0x0 rows=1 cols=1024 row_stride=4096
-.desc s dtype=bf16 space=ddr base=0x100000 rows=256 cols=1024 row_stride=2048
-.desc d dtype=bf16 space=l2 base=0xA0000 rows=256 cols=1024 row_stride=2048
-    gemv.mv dst=y src=x w=w
-    memcpy dst=d src=s
-    sys.halt
-)"};
+  const std::vector<std::string> progs = {kGemv4096, kMemcpyBesideExp, gemv_to_ddr_beside_memcpy(512)};
   for (size_t i = 0; i < progs.size(); ++i) {
     json a, b;
     const double plain = sim_cycles("tlm_plain" + std::to_string(i), progs[i], &a);
@@ -381,7 +358,9 @@ TEST(SystemcTrace, ValidJsonKnownTracksNoOverlap) {
     const uint64_t slices = ts.slices;
     EXPECT_GE(slices, *agg ? 4u : 12u);
     // Plain slices are named by disassembly and produced tensor.
-    if (!*agg) EXPECT_NE(read_file_text(dir + "/t.json").find("gemv.qk dst=s src=q w=k_win wait=dma signal=sfu -> s"), std::string::npos);
+    if (!*agg) {
+      EXPECT_NE(read_file_text(dir + "/t.json").find("gemv.qk dst=s src=q w=k_win wait=dma signal=sfu -> s"), std::string::npos);
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 #include "tests/test_util.h"
 
+#include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +45,23 @@ std::string temp_dir(const std::string& tag) {
   fs::create_directories(p);
   temp_dirs().dirs.push_back(p);
   return p.string();
+}
+
+std::vector<std::string> sim_backends() {
+#ifdef N3_HAVE_SYSTEMC
+  return {"func", "systemc"};
+#else
+  return {"func"};
+#endif
+}
+
+void expect_sims_match(const std::string& args, const std::string& dir, const std::string& ref) {
+  for (const std::string& b : sim_backends()) {
+    const RunResult r = run_n3("sim --backend " + b + " " + args + " --dump " + dir + "/" + b);
+    ASSERT_EQ(r.status, 0) << b << ": " << r.err;
+    const RunResult d = run_n3("diff " + dir + "/" + b + " " + ref + " --quiet");
+    EXPECT_EQ(d.status, 0) << b << ": " << d.out << d.err;
+  }
 }
 
 RunResult run_n3(const std::string& args) {

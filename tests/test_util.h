@@ -3,6 +3,7 @@
 // worst element against its tolerance.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "golden/tensor.h"
 
@@ -20,6 +21,12 @@ struct RunResult {
 };
 // Runs `n3 <args>` (args joined by spaces, shell-quoted by the caller).
 RunResult run_n3(const std::string& args);
+
+// The simulator backends of this build: func, and systemc where SystemC was found.
+std::vector<std::string> sim_backends();
+// For every simulator backend B: `n3 sim --backend B <args> --dump <dir>/B`
+// exits 0 and `n3 diff <dir>/B <ref>` exits 0 (bit-identical).
+void expect_sims_match(const std::string& args, const std::string& dir, const std::string& ref);
 
 // max|a-b| / max|b| over all elements (NaN anywhere = +inf).
 double rel_max_err(const Tensor& a, const Tensor& b);

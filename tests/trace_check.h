@@ -36,7 +36,9 @@ inline TraceSummary check_trace(const nlohmann::json& j, bool aggregated, const 
     const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
     EXPECT_GE(ts, 0.0) << what;
     EXPECT_GE(dur, 0.0) << what;
-    if (last_end.count(tid)) EXPECT_GE(ts + 1e-6, last_end[tid]) << what << ": overlap on " << tracks[tid];
+    if (last_end.count(tid)) {
+      EXPECT_GE(ts + 1e-6, last_end[tid]) << what << ": overlap on " << tracks[tid];
+    }
     last_end[tid] = ts + dur;
     s.end_us = std::max(s.end_us, ts + dur);
     const bool xfer = e.value("cat", "") == "transfer";

@@ -95,7 +95,6 @@ void WeightBuffer::hold(int slot, int64_t bytes, double until_ps) {
   free_at_[size_t(slot)] = until_ps;
   held_.notify(sc_core::SC_ZERO_TIME);
   bytes_ += static_cast<uint64_t>(bytes);
-  ++tiles_;
 }
 
 }  // namespace n3::sc

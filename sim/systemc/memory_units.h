@@ -71,15 +71,14 @@ class WeightBuffer : public sc_core::sc_module, public WbufIf {
   Slot take() override;
   void hold(int slot, int64_t bytes, double until_ps) override;
   uint64_t bytes() const { return bytes_; }
-  uint64_t tiles() const { return tiles_; }
-  void reset_counts() { bytes_ = tiles_ = 0; }
+  void reset_counts() { bytes_ = 0; }
 
  private:
   Context& c_;
   std::vector<double> free_at_;  // +inf while taken and not yet held
   size_t next_ = 0;
   sc_core::sc_event held_;
-  uint64_t bytes_ = 0, tiles_ = 0;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace n3::sc

@@ -228,9 +228,9 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   r.resources.push_back({"DDR channel", top->ddr.channel().busy_ps(), top->ddr.channel().bytes()});
   for (const auto& h : top->ddr.hp()) r.resources.push_back({h->track_name(), h->busy_ps(), h->bytes()});
   for (const auto& l : top->l2.ports()) r.resources.push_back({l->track_name(), l->busy_ps(), l->bytes()});
-  r.resources.push_back({"weight buffers", 0, top->wbuf.bytes()});
+  r.resources.push_back({"weight buffers", 0, top->wbuf.bytes(), false, true});
   for (size_t k = 0; k < top->gemv.cores().size(); ++k)
-    r.resources.push_back({"GEMV core " + std::to_string(k), top->gemv.cores()[k]->busy_ps, 0});
+    r.resources.push_back({"GEMV core " + std::to_string(k), top->gemv.cores()[k]->busy_ps, 0, true, false});
   r.macs = c->macs;
   r.gemm_macs = c->gemm_macs;
   r.sfu_work = c->sfu_work;

@@ -31,6 +31,7 @@ struct ResourceReport {
   std::string name;
   double busy_ps = 0;
   uint64_t bytes = 0;
+  bool timed = true, moves_bytes = true;  // which of the two it has
 };
 
 struct SliceReport {

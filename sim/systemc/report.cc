@@ -45,7 +45,7 @@ void add_counts(Totals& t, const Report& r, const std::string& label) {
   t.params = r.params;
   if (t.units.empty()) {
     for (const UnitReport& u : r.units) t.units.push_back({u.name, 0, 0, {}});
-    for (const ResourceReport& m : r.resources) t.resources.push_back({m.name, 0, 0});
+    for (const ResourceReport& m : r.resources) t.resources.push_back({m.name, 0, 0, m.timed, m.moves_bytes});
     t.tracks = r.tracks;
     t.open.assign(r.tracks.size(), -1);
   }
@@ -233,13 +233,15 @@ std::string stats_json(const Totals& r, bool timing_only) {
   for (size_t i = 0; i < r.hp_port_bytes.size(); ++i) j["bytes_per_port"]["hp" + std::to_string(i)] = r.hp_port_bytes[i];
   j["bytes_per_port"]["l2"] = r.l2_bytes;
   // The memory side, unit by unit: busy time (a transfer's occupancy, latency
-  // excluded) and bytes; the GEMV cores' MAC time.
+  // excluded) and bytes; the weight buffers' bytes only; the GEMV cores' MAC time only.
   j["memory_units"] = nlohmann::ordered_json::object();
   for (const ResourceReport& m : r.resources) {
     auto& jm = j["memory_units"][m.name];
-    jm["busy_cycles"] = r.cycles(m.busy_ps);
-    jm["busy_fraction"] = r.total_ps > 0 ? m.busy_ps / r.total_ps : 0.0;
-    jm["bytes"] = m.bytes;
+    if (m.timed) {
+      jm["busy_cycles"] = r.cycles(m.busy_ps);
+      jm["busy_fraction"] = r.total_ps > 0 ? m.busy_ps / r.total_ps : 0.0;
+    }
+    if (m.moves_bytes) jm["bytes"] = m.bytes;
   }
   const double secs = r.total_ps * 1e-12;
   auto& bw = j["bandwidth"];
