@@ -163,18 +163,21 @@ TEST(CompilerCli, CompiledProgramsRunOnTheirOwnFromTheImage) {
     ASSERT_EQ(r.status, 0) << r.err;
     img = dir + "/a.img";
   }
-  r = run_n3("sim --backend func --program " + dir + "/c/prefill_8.n3p --mem-in " + img + " --mem-out " + dir + "/b.img");
-  ASSERT_EQ(r.status, 0) << r.err;
   ASSERT_EQ(run_n3("golden --model " + m + " --ids " + dir + "/p8.npy --dump " + dir + "/g").status, 0);
   const Tensor want = read_npy_f32(dir + "/g/logits.npy");
   const uint64_t base = map["ddr"]["logits"]["base"].get<uint64_t>(), bytes = uint64_t(want.size()) * 4;
-  bool found = false;
-  for (const sim::ImageRegion& reg : sim::read_image(dir + "/b.img"))
-    if (reg.space == isa::Space::DDR && reg.addr <= base && base + bytes <= reg.addr + reg.bytes.size()) {
-      found = true;
-      EXPECT_EQ(std::memcmp(reg.bytes.data() + (base - reg.addr), want.ptr(), bytes), 0) << "logits differ from golden";
-    }
-  EXPECT_TRUE(found) << "no DDR region of the image holds the logits";
+  for (const std::string& b : test::sim_backends()) {
+    const std::string out = dir + "/" + b + ".img";
+    r = run_n3("sim --backend " + b + " --program " + dir + "/c/prefill_8.n3p --mem-in " + img + " --mem-out " + out);
+    ASSERT_EQ(r.status, 0) << b << ": " << r.err;
+    bool found = false;
+    for (const sim::ImageRegion& reg : sim::read_image(out))
+      if (reg.space == isa::Space::DDR && reg.addr <= base && base + bytes <= reg.addr + reg.bytes.size()) {
+        found = true;
+        EXPECT_EQ(std::memcmp(reg.bytes.data() + (base - reg.addr), want.ptr(), bytes), 0) << b << ": logits differ from golden";
+      }
+    EXPECT_TRUE(found) << b << ": no DDR region of the image holds the logits";
+  }
 }
 
 // n3 run through the Device API: the same generated ids on golden and the backend.
