@@ -134,6 +134,37 @@ __device__ inline void warp_emax(const int32_t* e, int nb, int* emax, bool* pois
   *poison = __reduce_or_sync(kFull, po) != 0;
 }
 
+// The RPW row sums of a warp's 64-bit partials (integers: any order gives
+// the same sums) by reduce-scatter: the first log2(RPW) shuffle steps
+// exchange halves of the rows instead of every row going through all five
+// steps. Returns the sum of row *row; lanes row * (32 / RPW) + [0, 32 / RPW)
+// hold row `row`. 6 shuffles for 4 rows instead of 20 plus a broadcast.
+template <int RPW>
+__device__ inline int64_t warp_rows_sum(const int64_t (&acc)[RPW], int lane, int* row) {
+  static_assert(RPW == 1 || RPW == 2 || RPW == 4, "rows per warp: 1, 2 or 4");
+  int64_t s;
+  int off;
+  if constexpr (RPW == 4) {
+    const bool hi = lane & 16, b3 = lane & 8;
+    const int64_t r0 = (hi ? acc[2] : acc[0]) + __shfl_xor_sync(kFull, hi ? acc[0] : acc[2], 16);
+    const int64_t r1 = (hi ? acc[3] : acc[1]) + __shfl_xor_sync(kFull, hi ? acc[1] : acc[3], 16);
+    s = (b3 ? r1 : r0) + __shfl_xor_sync(kFull, b3 ? r0 : r1, 8);
+    *row = (hi ? 2 : 0) + (b3 ? 1 : 0);
+    off = 4;
+  } else if constexpr (RPW == 2) {
+    const bool hi = lane & 16;
+    s = (hi ? acc[1] : acc[0]) + __shfl_xor_sync(kFull, hi ? acc[0] : acc[1], 16);
+    *row = hi ? 1 : 0;
+    off = 8;
+  } else {
+    s = acc[0];
+    *row = 0;
+    off = 16;
+  }
+  for (; off >= 1; off >>= 1) s += __shfl_xor_sync(kFull, s, off);
+  return s;
+}
+
 // Fast INT4 GEMV: per-row scales, cols % 32 == 0, 32-element blocks. A warp
 // takes RPW consecutive rows: lane j streams the rows' 16-byte blocks
 // j, j+32, ... all at once (U blocks x RPW rows of loads in flight), so each
@@ -183,45 +214,90 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_int4_kernel(GemvBatch a) {
           for (int rr = 0; rr < RPW; ++rr)
             if (b0 + kStep * u < nb && rr < nr) wv[u][rr] = __ldcs(wr + size_t(rr) * nb + b0 + kStep * u);
       }
+      if constexpr (TT == 1) {
+        // Decode: every activation load of the chunk goes out at once (they do
+        // not depend on each other), instead of a block's pieces waiting on
+        // its exponent: one round trip to memory, not 2 U.
+        int32_t ev[U], mv[U], pv[U][SPLITS * 8];
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int b = b0 + kStep * u;
-        if (b >= nb) break;
-#pragma unroll
-        for (int tt = 0; tt < TT; ++tt) {
-          if (t0 + tt >= a.T) break;
-          const size_t qb = size_t(g.t_in0 + t0 + tt) * nb + b;
-          const int32_t e = __ldg(g.q.exp + qb);
-          if (e == num::kBfpZero || e == num::kBfpPoison) continue;
+        for (int u = 0; u < U; ++u) {
+          const int b = b0 + kStep * u;
+          ev[u] = num::kBfpZero;
+          if (b >= nb || t0 >= a.T) continue;
+          const size_t qb = size_t(g.t_in0 + t0) * nb + b;
+          ev[u] = __ldg(g.q.exp + qb);
+          mv[u] = __ldg(g.q.msum + qb);
           const int4* pk4 = reinterpret_cast<const int4*>(g.q.pack + qb * (SPLITS * 8));
-          int32_t pk[SPLITS * 8];
 #pragma unroll
           for (int h = 0; h < SPLITS * 2; ++h) {
             const int4 v = __ldg(pk4 + h);
-            pk[4 * h] = v.x, pk[4 * h + 1] = v.y, pk[4 * h + 2] = v.z, pk[4 * h + 3] = v.w;
+            pv[u][4 * h] = v.x, pv[u][4 * h + 1] = v.y, pv[u][4 * h + 2] = v.z, pv[u][4 * h + 3] = v.w;
           }
-          const int32_t msum = __ldg(g.q.msum + qb);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int32_t e = ev[u];
+          if (e == num::kBfpZero || e == num::kBfpPoison) continue;
 #pragma unroll
           for (int rr = 0; rr < RPW; ++rr) {
             if (rr >= nr) break;
             const uint32_t w[4] = {wv[u][rr].x, wv[u][rr].y, wv[u][rr].z, wv[u][rr].w};
-            acc[tt][rr] += num::acc_align(int4_block_partial_split<SPLITS>(w, pk, msum), e, emax[tt]);
+            acc[0][rr] += num::acc_align(int4_block_partial_split<SPLITS>(w, pv[u], mv[u]), e, emax[0]);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int b = b0 + kStep * u;
+          if (b >= nb) break;
+#pragma unroll
+          for (int tt = 0; tt < TT; ++tt) {
+            if (t0 + tt >= a.T) break;
+            const size_t qb = size_t(g.t_in0 + t0 + tt) * nb + b;
+            const int32_t e = __ldg(g.q.exp + qb);
+            if (e == num::kBfpZero || e == num::kBfpPoison) continue;
+            const int4* pk4 = reinterpret_cast<const int4*>(g.q.pack + qb * (SPLITS * 8));
+            int32_t pk[SPLITS * 8];
+#pragma unroll
+            for (int h = 0; h < SPLITS * 2; ++h) {
+              const int4 v = __ldg(pk4 + h);
+              pk[4 * h] = v.x, pk[4 * h + 1] = v.y, pk[4 * h + 2] = v.z, pk[4 * h + 3] = v.w;
+            }
+            const int32_t msum = __ldg(g.q.msum + qb);
+#pragma unroll
+            for (int rr = 0; rr < RPW; ++rr) {
+              if (rr >= nr) break;
+              const uint32_t w[4] = {wv[u][rr].x, wv[u][rr].y, wv[u][rr].z, wv[u][rr].w};
+              acc[tt][rr] += num::acc_align(int4_block_partial_split<SPLITS>(w, pk, msum), e, emax[tt]);
+            }
           }
         }
       }
     }
   }
+  __shared__ int64_t s_part[kGemvRows][TT][RPW];
+  if constexpr (TT == 1) {
+    int row;
+    const int64_t sum = warp_rows_sum<RPW>(acc[0], lane, &row);
+    const bool leader = (lane & (32 / RPW - 1)) == 0;
+    if (KSPLIT == 1) {  // lane row * (32 / RPW) finishes its row
+      if (!leader || row >= nr) return;
+      g.y[r0 + row] = npu_epilogue(sum, emax[0], pois[0], g.w.scales[r0 + row], g);
+      return;
+    }
+    if (leader) s_part[warp][0][row] = sum;
+  } else {
 #pragma unroll
-  for (int tt = 0; tt < TT; ++tt)
+    for (int tt = 0; tt < TT; ++tt)
 #pragma unroll
-    for (int rr = 0; rr < RPW; ++rr) acc[tt][rr] = warp_sum_i64(acc[tt][rr]);  // in lane 0
-  if (KSPLIT > 1) {
-    __shared__ int64_t s_part[kGemvRows][TT][RPW];
-    if (lane == 0)
+      for (int rr = 0; rr < RPW; ++rr) acc[tt][rr] = warp_sum_i64(acc[tt][rr]);  // in lane 0
+    if (KSPLIT > 1 && lane == 0)
 #pragma unroll
       for (int tt = 0; tt < TT; ++tt)
 #pragma unroll
         for (int rr = 0; rr < RPW; ++rr) s_part[warp][tt][rr] = acc[tt][rr];
+  }
+  if (KSPLIT > 1) {
     __syncthreads();
     if (kw != 0) return;
 #pragma unroll
@@ -375,14 +451,13 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
     if (sg != cur) {
       cur = sg;
       const size_t q0 = size_t(g.t_in0) * nb;
-      warp_emax(g.q.exp + q0, nb, &emax, &pois);
+      // All of the lane's activation loads first (one round trip to memory).
 #pragma unroll
       for (int u = 0; u < UMAX; ++u) {
         const int b = b0 + 32 * u;
         ex[u] = num::kBfpZero;
         if (b >= nb) continue;
         ex[u] = __ldg(g.q.exp + q0 + b);
-        sh[u] = ex[u] - emax + num::kAccFrac;
         ms[u] = __ldg(g.q.msum + q0 + b);
         const int4* pk4 = reinterpret_cast<const int4*>(g.q.pack + (q0 + b) * (SPLITS * 8));
 #pragma unroll
@@ -391,6 +466,24 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
           pk[u][4 * h] = v.x, pk[u][4 * h + 1] = v.y, pk[u][4 * h + 2] = v.z, pk[u][4 * h + 3] = v.w;
         }
       }
+      if (KSPLIT == 1 && nb <= 32 * UMAX) {
+        // The lanes' blocks are then the whole vector: e_max and poison are
+        // warp_emax's rule over the exponents already loaded.
+        int mx = num::kBfpZero, po = 0;
+#pragma unroll
+        for (int u = 0; u < UMAX; ++u) {
+          if (ex[u] == num::kBfpPoison)
+            po = 1;
+          else if (ex[u] != num::kBfpZero && ex[u] > mx)
+            mx = ex[u];
+        }
+        emax = __reduce_max_sync(kFull, mx);
+        pois = __reduce_or_sync(kFull, po) != 0;
+      } else {
+        warp_emax(g.q.exp + q0, nb, &emax, &pois);
+      }
+#pragma unroll
+      for (int u = 0; u < UMAX; ++u) sh[u] = ex[u] - emax + num::kAccFrac;
     }
     int64_t acc[RPW];
 #pragma unroll
@@ -405,9 +498,14 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
         acc[rr] += align_i32(int4_block_partial_split<SPLITS>(w, pk[u], ms[u]), sh[u]);
       }
     }
+    if constexpr (KSPLIT == 1) {
+      int row;
+      const int64_t sum = warp_rows_sum<RPW>(acc, lane, &row);
+      if ((lane & (32 / RPW - 1)) == 0 && row < nr)
+        g.y[r0 + row] = npu_epilogue(sum, emax, pois, g.w.scales[r0 + row], g);
+    } else {
 #pragma unroll
-    for (int rr = 0; rr < RPW; ++rr) acc[rr] = warp_sum_i64(acc[rr]);  // in lane 0
-    if (KSPLIT > 1) {
+      for (int rr = 0; rr < RPW; ++rr) acc[rr] = warp_sum_i64(acc[rr]);  // in lane 0
       if (lane == 0)
 #pragma unroll
         for (int rr = 0; rr < RPW; ++rr) s_part[warp][rr] = acc[rr];
@@ -420,16 +518,13 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
           acc[rr] = sum;
         }
       __syncthreads();
-    } else {
+      if (kw == 0 && lane < nr) {
+        int64_t mine = acc[0];
 #pragma unroll
-      for (int rr = 0; rr < RPW; ++rr) acc[rr] = __shfl_sync(kFull, acc[rr], 0);
-    }
-    if (kw == 0 && lane < nr) {
-      int64_t mine = acc[0];
-#pragma unroll
-      for (int rr = 1; rr < RPW; ++rr)
-        if (lane == rr) mine = acc[rr];
-      g.y[r0 + lane] = npu_epilogue(mine, emax, pois, g.w.scales[r0 + lane], g);
+        for (int rr = 1; rr < RPW; ++rr)
+          if (lane == rr) mine = acc[rr];
+        g.y[r0 + lane] = npu_epilogue(mine, emax, pois, g.w.scales[r0 + lane], g);
+      }
     }
 #pragma unroll
     for (int u = 0; u < UMAX; ++u)

@@ -9,6 +9,13 @@
 //
 // Each kernel names the model.cc functions it covers. Shapes: T tokens,
 // D hidden, S AltUp streams, streams stored [S, T, D].
+//
+// The kernels with a grid of (slices, T) spread a token over gridDim.x
+// blocks: every block computes the vectors its reductions read over all of
+// D (the same operations in the same order, so the same values), and writes
+// and quantises only its slice [lo, hi) of the outputs. One block on one SM
+// was bound by its instruction count; the slices divide the elementwise and
+// quantisation work, the redundant reductions are short.
 #pragma once
 #include "gpu_reference/kernels_gemv.cuh"
 #include "gpu_reference/ops_cuda.cuh"
@@ -19,6 +26,22 @@ namespace n3::gpu {
 // short (D = 2048 is two elements a thread); registers stay <= 64.
 constexpr int kRowThreads = 1024;
 constexpr int kMaxStreams = 8;
+
+// The slice of D this block writes (row_slices: D % (32 * gridDim.x) == 0).
+struct Slice {
+  int lo, hi;
+  __device__ bool has(int i) const { return i >= lo && i < hi; }
+};
+__device__ inline Slice row_slice(int D) {
+  const int w = D / int(gridDim.x);
+  return {int(blockIdx.x) * w, int(blockIdx.x) + 1 == int(gridDim.x) ? D : (int(blockIdx.x) + 1) * w};
+}
+// Blocks per token for the sliced kernels: slices of `per` elements (a
+// multiple of 32) when D splits evenly, else one block.
+inline int row_slices(int D, int per) {
+  if (per < 32 || per % 32 != 0 || D % per != 0 || D / per < 2) return 1;
+  return D / per;
+}
 
 #define N3_ROW_IDS                                                                  \
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nthr = blockDim.x; \
@@ -72,10 +95,22 @@ __device__ inline void load_rows(float* const (&dst)[M], const float* const (&sr
   }
 }
 // A float32 matrix (the AltUp router) into shared memory as rows * cols floats.
+// Up to 8 loads of a thread go out before its stores: the rows were one
+// global round trip each, serialised load, store, load, ...
 __device__ inline DevMatrix stage_f32_matrix(float* dst, DevMatrix w) {
-  for (int r = 0; r < int(w.rows); ++r) {
-    const float* src = reinterpret_cast<const float*>(w.data + r * w.row_bytes);
-    for (int c = threadIdx.x; c < int(w.cols); c += blockDim.x) dst[r * w.cols + c] = __ldg(src + c);
+  const int n = int(w.rows * w.cols), cols = int(w.cols);
+  for (int base = threadIdx.x; base < n; base += 8 * blockDim.x) {
+    float v[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int i = base + k * blockDim.x, r = i / cols;
+      v[k] = i < n ? __ldg(reinterpret_cast<const float*>(w.data + r * w.row_bytes) + (i - r * cols)) : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int i = base + k * blockDim.x;
+      if (i < n) dst[i] = v[k];
+    }
   }
   w.data = reinterpret_cast<const uint8_t*>(dst);
   w.row_bytes = w.cols * 4;
@@ -171,7 +206,7 @@ __device__ void router_block(const Ops& ops, const float* x, float* xr, const fl
     const float v = ops.tanh(ops.warp_dot(xr, W, s, D));
     if (lane == 0) {
       s_m[s] = v;
-      m_out[s] = v;
+      if (m_out) m_out[s] = v;  // written by one block of the token
     }
   }
   __syncthreads();
@@ -181,7 +216,9 @@ __device__ void router_block(const Ops& ops, const float* x, float* xr, const fl
 // pred[p] = store(h[p] + sum_q c[S p + q] h[q]); an = RMSNorm(pred[0], w_in).
 // Dynamic shared memory: 4 D floats (the vectors the reductions read, the
 // two norm weights) + router_stage_floats.
-template <class Ops>
+// SM: a compile-time bound on S (4 for Gemma 3n, else kMaxStreams), so the
+// per-element stream loops carry no dead predicated iterations.
+template <class Ops, int SM>
 __global__ void __launch_bounds__(kRowThreads)
     predict_kernel(Ops ops, const float* __restrict__ h, float* __restrict__ pred, float* __restrict__ m_out,
                    float* __restrict__ an, QAct qan, DevMatrix router,
@@ -195,7 +232,8 @@ __global__ void __launch_bounds__(kRowThreads)
   in_norm = stage_vec(st + D, in_norm, D);
   if (router.dtype == 0) router = stage_f32_matrix(st + 2 * D, router);
   pdl_begin();
-  const int t = blockIdx.x;
+  const int t = blockIdx.y;
+  const Slice sl = row_slice(D);
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
   __shared__ float s_m[kMaxStreams], s_c[kMaxStreams * kMaxStreams];
   __shared__ typename Ops::Norm s_n;
@@ -205,22 +243,24 @@ __global__ void __launch_bounds__(kRowThreads)
     load_rows<1>(dst, src, D);
   }
   __syncthreads();
-  router_block(ops, A, B, router_norm, router, D, S, inv_d, s_m, m_out + t * S);
+  router_block(ops, A, B, router_norm, router, D, S, inv_d, s_m, blockIdx.x == 0 ? m_out + t * S : nullptr);
   if (tid < S * S) s_c[tid] = ops.small_dot(s_m, predw, tid, S);
   __syncthreads();
+  // pred[0] over all of D (an's norm reads it), the other streams over the slice.
   for (int i = tid; i < D; i += nthr) {
-    float hv[kMaxStreams];  // the S stream values of element i, loaded together
+    const bool mine = sl.has(i);
+    float hv[SM];  // the S stream values of element i, loaded together
 #pragma unroll
-    for (int q = 0; q < kMaxStreams; ++q) hv[q] = q < S ? h[q * TD + row + i] : 0.0f;
+    for (int q = 0; q < SM; ++q) hv[q] = q < S ? h[q * TD + row + i] : 0.0f;
 #pragma unroll
-    for (int p = 0; p < kMaxStreams; ++p) {
-      if (p >= S) break;
+    for (int p = 0; p < SM; ++p) {
+      if (p >= S || (p > 0 && !mine)) break;
       float acc = 0;  // HF: a [D, S] x [S, S] matmul per token, then += h
 #pragma unroll
-      for (int q = 0; q < kMaxStreams; ++q)
+      for (int q = 0; q < SM; ++q)
         if (q < S) acc += s_c[p * S + q] * hv[q];
       const float v = ops.store_stream(hv[p] + acc);
-      pred[p * TD + row + i] = v;
+      if (mine) pred[p * TD + row + i] = v;
       if (p == 0) A[i] = v;
     }
   }
@@ -230,14 +270,14 @@ __global__ void __launch_bounds__(kRowThreads)
     if (lane == 0) s_n = r;
   }
   __syncthreads();
-  for (int base = 0; base < D; base += nthr) {
+  for (int base = sl.lo; base < sl.hi; base += nthr) {
     const int i = base + tid;
     float v = 0.0f;
-    if (i < D) {
+    if (i < sl.hi) {
       v = ops.normed(A[i], s_n, in_norm, i);
       an[row + i] = v;
     }
-    lane_quantise(qan, t, i, v);
+    if (base + warp * 32 < sl.hi) lane_quantise(qan, t, i, v);
   }
 }
 
@@ -271,11 +311,17 @@ __global__ void __launch_bounds__(kRowThreads)
   __syncthreads();
   const int64_t pos = step[0] + t;
   const int half = hd / 2;
-  for (int i = tid; i < half; i += nthr) {
-    const auto cs = ops.rope_cs(pos, inv_freq[i]);
-    for (int hh = 0; hh < H; ++hh) ops.rope(qr[hh * hd + i], qr[hh * hd + i + half], cs);
-    if (owns)
-      for (int hh = 0; hh < KVH; ++hh) ops.rope(kr[hh * hd + i], kr[hh * hd + i + half], cs);
+  // The angles' cos/sin once per frequency, then a thread per (head, pair):
+  // the heads are independent, so their loads go out together instead of one
+  // head's read-modify-write after another's.
+  __shared__ typename Ops::CS s_cs[256];
+  for (int i = tid; i < half; i += nthr) s_cs[i] = ops.rope_cs(pos, inv_freq[i]);
+  __syncthreads();
+  const int nrot = (H + (owns ? KVH : 0)) * half;
+  for (int idx = tid; idx < nrot; idx += nthr) {
+    const int hh = idx / half, i = idx - hh * half;
+    float* x = hh < H ? qr + hh * hd : kr + (hh - H) * hd;
+    ops.rope(x[i], x[i + half], s_cs[i]);
   }
   if (owns) {
     __syncthreads();
@@ -339,7 +385,8 @@ __global__ void __launch_bounds__(kRowThreads)
   laurel_norm = stage_vec(B + 2 * D, laurel_norm, D);
   pre_ffn = stage_vec(B + 3 * D, pre_ffn, D);
   pdl_begin();
-  const int t = blockIdx.x;
+  const int t = blockIdx.y;
+  const Slice sl = row_slice(D);
   const size_t row = size_t(t) * D;
   __shared__ typename Ops::Norm s_n[3];
   {
@@ -356,10 +403,12 @@ __global__ void __launch_bounds__(kRowThreads)
   for (int i = tid; i < D; i += nthr) {
     const float g = ops.store_stream(ops.normed(A[i], s_n[0], post_attn, i) + a[row + i]);
     const float l = ops.store(ops.normed(B[i], s_n[1], laurel_norm, i) + an[row + i]);
-    ag[row + i] = g;
-    lo[row + i] = l;
     const float v = ops.store_stream((g + l) * inv_sqrt2);
-    al[row + i] = v;
+    if (sl.has(i)) {
+      ag[row + i] = g;
+      lo[row + i] = l;
+      al[row + i] = v;
+    }
     A[i] = v;
   }
   __syncthreads();
@@ -368,14 +417,14 @@ __global__ void __launch_bounds__(kRowThreads)
     if (lane == 0) s_n[2] = r;
   }
   __syncthreads();
-  for (int base = 0; base < D; base += nthr) {
+  for (int base = sl.lo; base < sl.hi; base += nthr) {
     const int i = base + tid;
     float v = 0.0f;
-    if (i < D) {
+    if (i < sl.hi) {
       v = ops.normed(A[i], s_n[2], pre_ffn, i);
       xn[row + i] = v;
     }
-    lane_quantise(qxn, t, i, v);
+    if (base + warp * 32 < sl.hi) lane_quantise(qxn, t, i, v);
   }
 }
 
@@ -426,7 +475,7 @@ __global__ void __launch_bounds__(kRowThreads)
 // corr[p] = store(pred[p] + (o - pred[0]) * cc[p]); per_layer_mix's input
 // gin = store(corr[0] * correct_output_scale). Dynamic shared memory: 5 D
 // floats + router_stage_floats.
-template <class Ops>
+template <class Ops, int SM>
 __global__ void __launch_bounds__(kRowThreads)
     post_mlp_kernel(Ops ops, const float* __restrict__ y, const float* __restrict__ al,
                     const float* __restrict__ pred, float* __restrict__ o, float* __restrict__ m_out,
@@ -442,7 +491,8 @@ __global__ void __launch_bounds__(kRowThreads)
   out_scale = stage_vec(st + 2 * D, out_scale, D);
   if (router.dtype == 0) router = stage_f32_matrix(st + 3 * D, router);
   pdl_begin();
-  const int t = blockIdx.x;
+  const int t = blockIdx.y;
+  const Slice sl = row_slice(D);
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
   __shared__ typename Ops::Norm s_n;
   __shared__ float s_m[kMaxStreams], s_cc[kMaxStreams];
@@ -459,24 +509,24 @@ __global__ void __launch_bounds__(kRowThreads)
   __syncthreads();
   for (int i = tid; i < D; i += nthr) {
     const float v = ops.store_stream(ops.normed(A[i], s_n, post_ffn, i) + al[row + i]);
-    o[row + i] = v;
+    if (sl.has(i)) o[row + i] = v;
     B[i] = v;
   }
   __syncthreads();
-  router_block(ops, B, A, router_norm, router, D, S, inv_d, s_m, m_out + t * S);
+  router_block(ops, B, A, router_norm, router, D, S, inv_d, s_m, blockIdx.x == 0 ? m_out + t * S : nullptr);
   if (tid < S) s_cc[tid] = ops.store(ops.small_dot(s_m, corrw, tid, S) + 1.0f);
   __syncthreads();
-  for (int base = 0; base < D; base += nthr) {
+  for (int base = sl.lo; base < sl.hi; base += nthr) {
     const int i = base + tid;
     float v = 0.0f;
-    if (i < D) {
-      float pv[kMaxStreams];  // the S pred values of element i, loaded together
+    if (i < sl.hi) {
+      float pv[SM];  // the S pred values of element i, loaded together
 #pragma unroll
-      for (int p = 0; p < kMaxStreams; ++p) pv[p] = p < S ? pred[p * TD + row + i] : 0.0f;
+      for (int p = 0; p < SM; ++p) pv[p] = p < S ? pred[p * TD + row + i] : 0.0f;
       const float innov = B[i] - pv[0];
       float c0 = 0;
 #pragma unroll
-      for (int p = 0; p < kMaxStreams; ++p) {
+      for (int p = 0; p < SM; ++p) {
         if (p >= S) break;
         const float c = ops.store_stream(pv[p] + innov * s_cc[p]);
         corr[p * TD + row + i] = c;
@@ -485,7 +535,7 @@ __global__ void __launch_bounds__(kRowThreads)
       v = ops.store(out_scale ? c0 * out_scale[i] : c0);
       gin[row + i] = v;
     }
-    lane_quantise(qgin, t, i, v);
+    if (base + warp * 32 < sl.hi) lane_quantise(qgin, t, i, v);
   }
 }
 
@@ -510,7 +560,7 @@ __global__ void __launch_bounds__(kRowThreads)
 
 // per_layer_mix's end: add = RMSNorm(add, w_post_pl); h[0] = corr[0],
 // h[s] = store(corr[s] + add) for s >= 1: the layer's output. Dynamic shared memory: 2 D floats.
-template <class Ops>
+template <class Ops, int SM>
 __global__ void __launch_bounds__(kRowThreads)
     per_layer_out_kernel(Ops ops, const float* __restrict__ add_raw, const float* post_pl, float* __restrict__ add,
                          const float* __restrict__ corr, float* __restrict__ h, int T, int D, int S) {
@@ -519,7 +569,8 @@ __global__ void __launch_bounds__(kRowThreads)
   float* A = reinterpret_cast<float*>(dsmem);
   post_pl = stage_vec(A + D, post_pl, D);
   pdl_begin();
-  const int t = blockIdx.x;
+  const int t = blockIdx.y;
+  const Slice sl = row_slice(D);
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
   __shared__ typename Ops::Norm s_n;
   {
@@ -533,15 +584,15 @@ __global__ void __launch_bounds__(kRowThreads)
     if (lane == 0) s_n = r;
   }
   __syncthreads();
-  for (int i = tid; i < D; i += nthr) {
-    float cv[kMaxStreams];  // the S corr values of element i, loaded together
+  for (int i = sl.lo + tid; i < sl.hi; i += nthr) {
+    float cv[SM];  // the S corr values of element i, loaded together
 #pragma unroll
-    for (int p = 0; p < kMaxStreams; ++p) cv[p] = p < S ? corr[p * TD + row + i] : 0.0f;
+    for (int p = 0; p < SM; ++p) cv[p] = p < S ? corr[p * TD + row + i] : 0.0f;
     const float v = ops.normed(A[i], s_n, post_pl, i);
     add[row + i] = v;
     h[row + i] = cv[0];
 #pragma unroll
-    for (int p = 1; p < kMaxStreams; ++p)
+    for (int p = 1; p < SM; ++p)
       if (p < S) h[p * TD + row + i] = ops.store_stream(cv[p] + v);
   }
 }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -119,6 +120,8 @@ struct CudaModel::Impl {
   bool graphs_ = true;
   bool split_attn_ = true;  // decode: attention scores in a kernel of their own (N3_CUDA_ATTN_SPLIT=0: off)
   int again_ = 1;  // N3_CUDA_AGAIN=1: the idempotent per-token kernels run twice (their warm-cache time)
+  // Elements of D a block of the sliced per-token kernels writes (N3_CUDA_ROW_SLICE; 0: one block a token).
+  int row_slice_ = 256;
   DevBuf<float> scores_;    // [H, kv_rows_]: the decode token's attention scores
   int gen_ = 0;  // bumps whenever activation buffers move (captured graphs go stale)
 
@@ -165,6 +168,7 @@ struct CudaModel::Impl {
     if (const char* g = std::getenv("N3_CUDA_GRAPHS")) graphs_ = std::string(g) != "0";
     if (const char* g = std::getenv("N3_CUDA_ATTN_SPLIT")) split_attn_ = std::string(g) != "0";
     if (const char* g = std::getenv("N3_CUDA_AGAIN")) again_ = std::string(g) == "1" ? 2 : 1;
+    if (const char* g = std::getenv("N3_CUDA_ROW_SLICE")) row_slice_ = std::atoi(g);
     if (npu_) scores_.resize(size_t(cfg_.q_heads) * kv_rows_);
     N3_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
     N3_CUDA(cudaEventCreate(&ev0_));
@@ -185,14 +189,20 @@ struct CudaModel::Impl {
     // float32 AltUp router) in shared memory.
     require(4 * (5 + size_t(cfg_.altup_streams)) * cfg_.hidden <= smem_limit_,
             "cuda: hidden size too large for the per-token kernels' shared memory");
-    allow_smem(predict_kernel<NpuOps>, prop.sharedMemPerBlockOptin);
-    allow_smem(predict_kernel<RefOps>, prop.sharedMemPerBlockOptin);
-    allow_smem(post_attention_kernel<NpuOps>, prop.sharedMemPerBlockOptin);
-    allow_smem(post_attention_kernel<RefOps>, prop.sharedMemPerBlockOptin);
-    allow_smem(post_mlp_kernel<NpuOps>, prop.sharedMemPerBlockOptin);
-    allow_smem(post_mlp_kernel<RefOps>, prop.sharedMemPerBlockOptin);
-    allow_smem(per_layer_out_kernel<NpuOps>, prop.sharedMemPerBlockOptin);
-    allow_smem(per_layer_out_kernel<RefOps>, prop.sharedMemPerBlockOptin);
+    const size_t optin = prop.sharedMemPerBlockOptin;
+    allow_smem(post_attention_kernel<NpuOps>, optin);
+    allow_smem(post_attention_kernel<RefOps>, optin);
+    auto allow_streams = [optin](auto sm) {  // the S-bounded kernels, per stream bound
+      constexpr int SM = decltype(sm)::value;
+      allow_smem(predict_kernel<NpuOps, SM>, optin);
+      allow_smem(predict_kernel<RefOps, SM>, optin);
+      allow_smem(post_mlp_kernel<NpuOps, SM>, optin);
+      allow_smem(post_mlp_kernel<RefOps, SM>, optin);
+      allow_smem(per_layer_out_kernel<NpuOps, SM>, optin);
+      allow_smem(per_layer_out_kernel<RefOps, SM>, optin);
+    };
+    allow_streams(std::integral_constant<int, 4>());
+    allow_streams(std::integral_constant<int, kMaxStreams>());
     // The sparse MLP layers stage a gate row in shared memory (mlp_act_kernel).
     const int ffn_smem = ffn_max() * 4;
     require(size_t(ffn_smem) <= prop.sharedMemPerBlockOptin, "cuda: intermediate size too large for the top-k stage");
@@ -454,11 +464,14 @@ struct CudaModel::Impl {
     const int D = cfg_.hidden, S = cfg_.altup_streams, F = cfg_.ffn[l], P = cfg_.pl_dim;
     const float inv_d = 1.0f / float(D), inv_sqrt2 = 1.0f / std::sqrt(2.0f);
     const bool owns = cfg_.owns_kv(l);
+    const dim3 rows(row_slices(D, row_slice_), T);  // the sliced kernels' grid
 
     // predict: router, coefficients, pred; an = RMSNorm(pred[0]).
     with_ops([&](auto ops) {
+      using O = decltype(ops);
       for (int rep = 0; rep < again_; ++rep)
-        launch(rep ? "predict_kernel (again)" : "predict_kernel", predict_kernel<decltype(ops)>, T, kRowThreads,
+        launch(rep ? "predict_kernel (again)" : "predict_kernel",
+             S == 4 ? predict_kernel<O, 4> : predict_kernel<O, kMaxStreams>, rows, kRowThreads,
              4 * (4 * size_t(D) + router_stage_floats(w.router)), s_, ops, h_.get(),
              pred_.get(), m_.get(), an_.get(), qan_.q, w.router, w.pred, w.router_norm, w.in_norm, T, D, S, inv_d);
     });
@@ -486,7 +499,7 @@ struct CudaModel::Impl {
     // ag = a + RMSNorm(attn); lo = an + RMSNorm(lr); al = (ag + lo) / sqrt(2); xn = RMSNorm(al).
     with_ops([&](auto ops) {
       for (int rep = 0; rep < again_; ++rep)
-        launch(rep ? "post_attention_kernel (again)" : "post_attention_kernel", post_attention_kernel<decltype(ops)>, T, kRowThreads, 20 * size_t(D), s_, ops,
+        launch(rep ? "post_attention_kernel (again)" : "post_attention_kernel", post_attention_kernel<decltype(ops)>, rows, kRowThreads, 20 * size_t(D), s_, ops,
              attn_.get(), lr_.get(), pred_.get(), an_.get(), w.post_attn, w.laurel_norm, w.pre_ffn, ag_.get(),
              lo_.get(), al_.get(), xn_.get(), qxn_.q, D, inv_sqrt2);
     });
@@ -499,8 +512,10 @@ struct CudaModel::Impl {
 
     // o = al + RMSNorm(y); correct; gin = corr[0] * scale.
     with_ops([&](auto ops) {
+      using O = decltype(ops);
       for (int rep = 0; rep < again_; ++rep)
-        launch(rep ? "post_mlp_kernel (again)" : "post_mlp_kernel", post_mlp_kernel<decltype(ops)>, T, kRowThreads,
+        launch(rep ? "post_mlp_kernel (again)" : "post_mlp_kernel",
+             S == 4 ? post_mlp_kernel<O, 4> : post_mlp_kernel<O, kMaxStreams>, rows, kRowThreads,
              4 * (5 * size_t(D) + router_stage_floats(w.router)), s_, ops, y_.get(),
              al_.get(), pred_.get(), o_.get(), m2_.get(), corr_.get(), gin_.get(), qgin_.q, w.post_ffn, w.router_norm,
              w.router, w.corr, cfg_.altup_correct_scale ? w.out_scale : nullptr, T, D, S, inv_d);
@@ -520,8 +535,10 @@ struct CudaModel::Impl {
     requantize(f_pl_.get(), P, T, qf_, qf_.q.lane_quantised());
     linear("gemv pl_proj", {{w.pl_proj, f_pl_.get(), qf_.q, addraw_.get()}}, T);
     with_ops([&](auto ops) {
+      using O = decltype(ops);
       for (int rep = 0; rep < again_; ++rep)
-        launch(rep ? "per_layer_out_kernel (again)" : "per_layer_out_kernel", per_layer_out_kernel<decltype(ops)>, T, kRowThreads, 8 * size_t(D), s_, ops,
+        launch(rep ? "per_layer_out_kernel (again)" : "per_layer_out_kernel",
+             S == 4 ? per_layer_out_kernel<O, 4> : per_layer_out_kernel<O, kMaxStreams>, rows, kRowThreads, 8 * size_t(D), s_, ops,
              addraw_.get(), w.post_pl, add_.get(), corr_.get(), h_.get(), T, D, S);
     });
     rec(Op::PleOut, l, {T, D}, add_.get());
