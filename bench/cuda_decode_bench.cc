@@ -1,7 +1,7 @@
 // E4B decode throughput of the CUDA reference path at batch 1, next to the
 // GPU's HBM roofline for the bytes one decode token streams.
 //
-//   build/bench/cuda_decode_bench [--model E4B.n3w] [--steps N] [--numerics npu|reference]
+//   build/bench/cuda_decode_bench [--model E4B.n3w] [--steps N] [--numerics npu|reference] [--hf]
 //   N3_BENCH_MODEL=path.n3w works too; by default configs/models/gemma3n-e4b.yaml is
 //   synthesised into $TMPDIR/n3-bench-e4b.n3w once (seed 1, as golden_decode_bench).
 //
@@ -11,13 +11,16 @@
 // spec HBM bandwidth and for the measured device-to-device copy bandwidth,
 // and decode tok/s: wall time through CudaModel::forward (a CUDA graph
 // replay per token plus the 1 MB logits copy to the host, what `n3 run`
-// pays) and GPU time (CUDA events around the graph).
+// pays) and GPU time (CUDA events around the graph). --hf then runs
+// tools/hf_decode_bench.py (HuggingFace transformers, bf16, eager, the same
+// model config) on the same GPU and prints its decode tok/s beside ours.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "golden/error.h"
@@ -56,6 +59,31 @@ double spec_bandwidth(const std::string& name) {
   return 0;
 }
 
+// Runs tools/hf_decode_bench.py on `config` and returns its decode tok/s
+// (the number before " tok/s" on its last result line); throws with the
+// script's last line when it fails (no torch, no GPU, ...).
+double hf_decode_tok_s(const std::string& config) {
+  std::string script = "tools/hf_decode_bench.py";
+  if (!n3::file_exists(script)) script = std::string(N3_SOURCE_DIR) + "/" + script;
+  const std::string cmd = "python3 '" + script + "' '" + config + "' --new 64 --reps 2 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
+  if (!p) throw n3::Error("cannot run " + cmd);
+  std::string out, last;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p.get())) {
+    out += buf;
+    if (std::string(buf).find_first_not_of(" \n") != std::string::npos) last = buf;
+  }
+  const int rc = pclose(p.release());
+  const size_t at = out.rfind(" tok/s");
+  if (rc != 0 || at == std::string::npos) {
+    while (!last.empty() && last.back() == '\n') last.pop_back();
+    throw n3::Error("HuggingFace decode benchmark failed (" + script + "): " + last);
+  }
+  const size_t from = out.find_last_of(' ', at - 1);
+  return std::atof(out.substr(from + 1, at - from - 1).c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,16 +95,19 @@ int main(int argc, char** argv) {
   try {
     std::string model = std::getenv("N3_BENCH_MODEL") ? std::getenv("N3_BENCH_MODEL") : "", numerics = "npu";
     int steps = 64;
+    bool hf = false;
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
-      if (a == "--model" && i + 1 < argc)
+      if (a == "--hf")
+        hf = true;
+      else if (a == "--model" && i + 1 < argc)
         model = argv[++i];
       else if (a == "--steps" && i + 1 < argc)
         steps = std::atoi(argv[++i]);
       else if (a == "--numerics" && i + 1 < argc)
         numerics = argv[++i];
       else
-        throw n3::Error("usage: cuda_decode_bench [--model E4B.n3w] [--steps N] [--numerics npu|reference]");
+        throw n3::Error("usage: cuda_decode_bench [--model E4B.n3w] [--steps N] [--numerics npu|reference] [--hf]");
     }
     const std::string problem = n3::gpu::cuda_problem();
     if (!problem.empty()) throw n3::Error(problem);
@@ -151,6 +182,15 @@ int main(int argc, char** argv) {
     std::printf("effective bandwidth: %.2f TB/s (wall), %.2f TB/s (GPU time)\n", tok_s * bytes / 1e12,
                 gpu_tok_s * bytes / 1e12);
     std::printf("kernels of one decode step, %s", prof.c_str());
+    if (hf) {
+      // The HF model is built from the E4B YAML: only compare like with like.
+      if (c.name != "gemma3n-e4b") throw n3::Error("--hf compares with gemma3n-e4b; the model is '" + c.name + "'");
+      std::fflush(stdout);
+      const double hf_tok_s = hf_decode_tok_s(std::string(N3_SOURCE_DIR) + "/configs/models/gemma3n-e4b.yaml");
+      std::printf("HuggingFace transformers decode on this GPU (bf16, eager, tools/hf_decode_bench.py): %.2f tok/s; "
+                  "the CUDA path is %.1fx faster (wall)\n",
+                  hf_tok_s, tok_s / hf_tok_s);
+    }
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cuda_decode_bench: error: %s\n", e.what());

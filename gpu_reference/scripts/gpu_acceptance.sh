@@ -3,7 +3,7 @@
 # one go: the CUDA test suites and the cross-backend test (cuda included); E4B (synthetic weights, 32-token prefill + 4
 # decode steps) dumps of the CUDA path against the golden model in NPU
 # numerics (n3 diff, bit-exact) and in reference numerics (relerr.py, 1e-5);
-# the decode benchmark; HF transformers' decode speed.
+# the decode benchmark with HF transformers' decode speed beside it (--hf).
 #
 # N3_SKIP_HF=1 / N3_SKIP_REF=1 leave out the HF timing / the E4B reference-numerics comparison.
 #
@@ -38,12 +38,10 @@ t() { timeout "$@"; local rc=$?; [ $rc = 124 ] && echo "TIMEOUT after $1 s: ${*:
 {
   log "E4B synth"
   t 120 $n3 synth --model configs/models/gemma3n-e4b.yaml --seed 1 -o $tmp/e4b.n3w
-  log "cuda_decode_bench"
-  N3_BENCH_MODEL=$tmp/e4b.n3w t 180 build-cuda/bench/cuda_decode_bench --steps 128
-  if [ -z "${N3_SKIP_HF:-}" ]; then
-    log "HF transformers"
-    PYTHONUNBUFFERED=1 t 240 python3 tools/hf_decode_bench.py configs/models/gemma3n-e4b.yaml --new 64 --reps 2
-  fi
+  log "cuda_decode_bench (and HF transformers on the same GPU, --hf)"
+  hf=--hf
+  [ -n "${N3_SKIP_HF:-}" ] && hf=
+  N3_BENCH_MODEL=$tmp/e4b.n3w PYTHONUNBUFFERED=1 t 420 build-cuda/bench/cuda_decode_bench --steps 128 $hf
   log "done"
 } > "$out/bench.log" 2>&1
 
