@@ -34,6 +34,7 @@
 #endif
 
 namespace {
+#ifdef N3_HAVE_CUDA
 
 double bytes_per_token(const n3::ModelConfig& c) {
   double b = 0;
@@ -84,6 +85,7 @@ double hf_decode_tok_s(const std::string& config) {
   return std::atof(out.substr(from + 1, at - from - 1).c_str());
 }
 
+#endif
 }  // namespace
 
 int main(int argc, char** argv) {
