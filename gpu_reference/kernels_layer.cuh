@@ -71,6 +71,25 @@ __device__ inline const float* stage_vec(float* dst, const float* src, int n) {
   return dst;
 }
 
+// Inputs a kernel reads that the kernel just before it did not write (they
+// come from two or more kernels back) are staged before pdl_begin() too:
+// every kernel waits for its predecessor before it lets its successor
+// launch, so when a kernel starts, all kernels before its predecessor have
+// completed and their writes are visible. stage_streams copies the S
+// stream rows src + p * TD, p < S, of w elements to dst[p * w + ...], all
+// of a thread's loads before its stores.
+template <int SM>
+__device__ inline void stage_streams(float* dst, const float* src, size_t TD, int S, int w) {
+  for (int base = threadIdx.x; base < w; base += blockDim.x) {
+    float v[SM];
+#pragma unroll
+    for (int p = 0; p < SM; ++p) v[p] = p < S ? __ldg(src + p * TD + base) : 0.0f;
+#pragma unroll
+    for (int p = 0; p < SM; ++p)
+      if (p < S) dst[p * w + base] = v[p];
+  }
+}
+
 // dst[m][0..n) = src[m][0..n) for M vectors, by the whole block, each thread
 // issuing all its loads (up to 2 elements of each vector) before its stores:
 // one round trip to memory instead of one per element.
@@ -369,7 +388,7 @@ __global__ void __launch_bounds__(kRowThreads)
 
 // After attention and LAuReL: ag = store(a + RMSNorm(attn, w_post_attn));
 // lo = store(an + RMSNorm(lr, w_laurel)); al = store((ag + lo) / sqrt(2));
-// xn = RMSNorm(al, w_pre_ffn) (the MLP input). Dynamic shared memory: 5 D floats.
+// xn = RMSNorm(al, w_pre_ffn) (the MLP input). Dynamic shared memory: 7 D floats.
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
     post_attention_kernel(Ops ops, const float* __restrict__ attn, const float* __restrict__ lr,
@@ -384,10 +403,12 @@ __global__ void __launch_bounds__(kRowThreads)
   post_attn = stage_vec(B + D, post_attn, D);
   laurel_norm = stage_vec(B + 2 * D, laurel_norm, D);
   pre_ffn = stage_vec(B + 3 * D, pre_ffn, D);
-  pdl_begin();
   const int t = blockIdx.y;
   const Slice sl = row_slice(D);
   const size_t row = size_t(t) * D;
+  const float* as = stage_vec(B + 4 * D, a + row, D);  // predict's outputs, three kernels back
+  const float* ans = stage_vec(B + 5 * D, an + row, D);
+  pdl_begin();
   __shared__ typename Ops::Norm s_n[3];
   {
     float* const dst[2] = {A, B};
@@ -401,8 +422,8 @@ __global__ void __launch_bounds__(kRowThreads)
   }
   __syncthreads();
   for (int i = tid; i < D; i += nthr) {
-    const float g = ops.store_stream(ops.normed(A[i], s_n[0], post_attn, i) + a[row + i]);
-    const float l = ops.store(ops.normed(B[i], s_n[1], laurel_norm, i) + an[row + i]);
+    const float g = ops.store_stream(ops.normed(A[i], s_n[0], post_attn, i) + as[i]);
+    const float l = ops.store(ops.normed(B[i], s_n[1], laurel_norm, i) + ans[i]);
     const float v = ops.store_stream((g + l) * inv_sqrt2);
     if (sl.has(i)) {
       ag[row + i] = g;
@@ -473,8 +494,8 @@ __global__ void __launch_bounds__(kRowThreads)
 // After the MLP: o = store(al + RMSNorm(y, w_post_ffn)); correct:
 // m2 = router(o); cc = store(m2 W_corr^T + 1);
 // corr[p] = store(pred[p] + (o - pred[0]) * cc[p]); per_layer_mix's input
-// gin = store(corr[0] * correct_output_scale). Dynamic shared memory: 5 D
-// floats + router_stage_floats.
+// gin = store(corr[0] * correct_output_scale). Dynamic shared memory: 6 D
+// floats + router_stage_floats + S slices.
 template <class Ops, int SM>
 __global__ void __launch_bounds__(kRowThreads)
     post_mlp_kernel(Ops ops, const float* __restrict__ y, const float* __restrict__ al,
@@ -489,11 +510,16 @@ __global__ void __launch_bounds__(kRowThreads)
   post_ffn = stage_vec(st, post_ffn, D);
   router_norm = stage_vec(st + D, router_norm, D);
   out_scale = stage_vec(st + 2 * D, out_scale, D);
+  float* ex = st + 3 * D + (router.dtype == 0 ? int(router.rows * router.cols) : 0);
   if (router.dtype == 0) router = stage_f32_matrix(st + 3 * D, router);
-  pdl_begin();
   const int t = blockIdx.y;
   const Slice sl = row_slice(D);
+  const int w = sl.hi - sl.lo;
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
+  const float* als = stage_vec(ex, al + row, D);  // post_attention's, four kernels back
+  float* preds = ex + D;                          // predict's streams over the slice
+  stage_streams<SM>(preds, pred + row + sl.lo, TD, S, w);
+  pdl_begin();
   __shared__ typename Ops::Norm s_n;
   __shared__ float s_m[kMaxStreams], s_cc[kMaxStreams];
   {
@@ -508,7 +534,7 @@ __global__ void __launch_bounds__(kRowThreads)
   }
   __syncthreads();
   for (int i = tid; i < D; i += nthr) {
-    const float v = ops.store_stream(ops.normed(A[i], s_n, post_ffn, i) + al[row + i]);
+    const float v = ops.store_stream(ops.normed(A[i], s_n, post_ffn, i) + als[i]);
     if (sl.has(i)) o[row + i] = v;
     B[i] = v;
   }
@@ -522,7 +548,7 @@ __global__ void __launch_bounds__(kRowThreads)
     if (i < sl.hi) {
       float pv[SM];  // the S pred values of element i, loaded together
 #pragma unroll
-      for (int p = 0; p < SM; ++p) pv[p] = p < S ? pred[p * TD + row + i] : 0.0f;
+      for (int p = 0; p < SM; ++p) pv[p] = p < S ? preds[p * w + i - sl.lo] : 0.0f;
       const float innov = B[i] - pv[0];
       float c0 = 0;
 #pragma unroll
@@ -559,7 +585,8 @@ __global__ void __launch_bounds__(kRowThreads)
 }
 
 // per_layer_mix's end: add = RMSNorm(add, w_post_pl); h[0] = corr[0],
-// h[s] = store(corr[s] + add) for s >= 1: the layer's output. Dynamic shared memory: 2 D floats.
+// h[s] = store(corr[s] + add) for s >= 1: the layer's output. Dynamic shared
+// memory: 2 D floats + S slices.
 template <class Ops, int SM>
 __global__ void __launch_bounds__(kRowThreads)
     per_layer_out_kernel(Ops ops, const float* __restrict__ add_raw, const float* post_pl, float* __restrict__ add,
@@ -568,10 +595,13 @@ __global__ void __launch_bounds__(kRowThreads)
   extern __shared__ __align__(16) unsigned char dsmem[];
   float* A = reinterpret_cast<float*>(dsmem);
   post_pl = stage_vec(A + D, post_pl, D);
-  pdl_begin();
   const int t = blockIdx.y;
   const Slice sl = row_slice(D);
+  const int w = sl.hi - sl.lo;
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
+  float* corrs = A + 2 * D;  // post_mlp's streams over the slice, three kernels back
+  stage_streams<SM>(corrs, corr + row + sl.lo, TD, S, w);
+  pdl_begin();
   __shared__ typename Ops::Norm s_n;
   {
     float* const dst[1] = {A};
@@ -587,7 +617,7 @@ __global__ void __launch_bounds__(kRowThreads)
   for (int i = sl.lo + tid; i < sl.hi; i += nthr) {
     float cv[SM];  // the S corr values of element i, loaded together
 #pragma unroll
-    for (int p = 0; p < SM; ++p) cv[p] = p < S ? corr[p * TD + row + i] : 0.0f;
+    for (int p = 0; p < SM; ++p) cv[p] = p < S ? corrs[p * w + i - sl.lo] : 0.0f;
     const float v = ops.normed(A[i], s_n, post_pl, i);
     add[row + i] = v;
     h[row + i] = cv[0];

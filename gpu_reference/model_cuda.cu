@@ -187,7 +187,7 @@ struct CudaModel::Impl {
     attention_init(prop.sharedMemPerBlockOptin);
     // The per-token kernels stage their vectors and weight vectors (and the
     // float32 AltUp router) in shared memory.
-    require(4 * (5 + size_t(cfg_.altup_streams)) * cfg_.hidden <= smem_limit_,
+    require(4 * (6 + 2 * size_t(cfg_.altup_streams)) * cfg_.hidden <= smem_limit_,
             "cuda: hidden size too large for the per-token kernels' shared memory");
     const size_t optin = prop.sharedMemPerBlockOptin;
     allow_smem(post_attention_kernel<NpuOps>, optin);
@@ -499,7 +499,7 @@ struct CudaModel::Impl {
     // ag = a + RMSNorm(attn); lo = an + RMSNorm(lr); al = (ag + lo) / sqrt(2); xn = RMSNorm(al).
     with_ops([&](auto ops) {
       for (int rep = 0; rep < again_; ++rep)
-        launch(rep ? "post_attention_kernel (again)" : "post_attention_kernel", post_attention_kernel<decltype(ops)>, rows, kRowThreads, 20 * size_t(D), s_, ops,
+        launch(rep ? "post_attention_kernel (again)" : "post_attention_kernel", post_attention_kernel<decltype(ops)>, rows, kRowThreads, 28 * size_t(D), s_, ops,
              attn_.get(), lr_.get(), pred_.get(), an_.get(), w.post_attn, w.laurel_norm, w.pre_ffn, ag_.get(),
              lo_.get(), al_.get(), xn_.get(), qxn_.q, D, inv_sqrt2);
     });
@@ -516,7 +516,7 @@ struct CudaModel::Impl {
       for (int rep = 0; rep < again_; ++rep)
         launch(rep ? "post_mlp_kernel (again)" : "post_mlp_kernel",
              S == 4 ? post_mlp_kernel<O, 4> : post_mlp_kernel<O, kMaxStreams>, rows, kRowThreads,
-             4 * (5 * size_t(D) + router_stage_floats(w.router)), s_, ops, y_.get(),
+             4 * (6 * size_t(D) + router_stage_floats(w.router) + size_t(S) * (D / rows.x)), s_, ops, y_.get(),
              al_.get(), pred_.get(), o_.get(), m2_.get(), corr_.get(), gin_.get(), qgin_.q, w.post_ffn, w.router_norm,
              w.router, w.corr, cfg_.altup_correct_scale ? w.out_scale : nullptr, T, D, S, inv_d);
     });
@@ -538,7 +538,8 @@ struct CudaModel::Impl {
       using O = decltype(ops);
       for (int rep = 0; rep < again_; ++rep)
         launch(rep ? "per_layer_out_kernel (again)" : "per_layer_out_kernel",
-             S == 4 ? per_layer_out_kernel<O, 4> : per_layer_out_kernel<O, kMaxStreams>, rows, kRowThreads, 8 * size_t(D), s_, ops,
+             S == 4 ? per_layer_out_kernel<O, 4> : per_layer_out_kernel<O, kMaxStreams>, rows, kRowThreads,
+             4 * (2 * size_t(D) + size_t(S) * (D / rows.x)), s_, ops,
              addraw_.get(), w.post_pl, add_.get(), corr_.get(), h_.get(), T, D, S);
     });
     rec(Op::PleOut, l, {T, D}, add_.get());
