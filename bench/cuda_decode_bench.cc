@@ -29,6 +29,7 @@
 #include "golden/synth.h"
 #include "golden/weight_names.h"
 #include "host_driver/numerics_select.h"
+#include "host_driver/sampler.h"
 #ifdef N3_HAVE_CUDA
 #include "gpu_reference/model_cuda.h"
 #endif
@@ -140,16 +141,24 @@ int main(int argc, char** argv) {
     auto tp = std::chrono::steady_clock::now();
     n3::Tensor l = m.forward(s, prompt, n3::Phase::Prefill, nullptr, true);
     const double prefill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp).count();
-    auto argmax = [&](const n3::Tensor& t) {
-      return int32_t(std::max_element(t.data.begin(), t.data.end()) - t.data.begin());
-    };
+    // Greedy ids from n3 run's sampler (host::Sampler, temperature 0): the
+    // host work every decode token pays in `n3 run`.
+    n3::host::SamplerConfig greedy;
+    greedy.max_new = 1 << 30;
+    n3::host::Sampler sampler(greedy, {});
+    auto argmax = [&](const n3::Tensor& t) { return int32_t(sampler.next(t.data.data(), int(t.data.size()))); };
     int32_t id = argmax(l);
+    double argmax_s = 0;  // of the last decode() call: the sampler's share of the wall time
     auto decode = [&](int n, bool graphs, double* gpu_s) {
       m.use_graphs(graphs);
       *gpu_s = 0;
+      argmax_s = 0;
       const auto a = std::chrono::steady_clock::now();
       for (int i = 0; i < n; ++i) {
-        id = argmax(m.forward(s, {id}, n3::Phase::Decode, nullptr, true));
+        const n3::Tensor l = m.forward(s, {id}, n3::Phase::Decode, nullptr, true);
+        const auto b = std::chrono::steady_clock::now();
+        id = argmax(l);
+        argmax_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - b).count();
         *gpu_s += m.last_gpu_seconds();
       }
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
@@ -157,6 +166,7 @@ int main(int argc, char** argv) {
     double gpu_s = 0;
     decode(4, true, &gpu_s);  // capture the graph, warm up
     const double wall_s = decode(steps, true, &gpu_s);
+    const double host_argmax_s = argmax_s;
     double gpu_ng = 0;
     const double wall_ng = decode(std::min(steps, 16), false, &gpu_ng);
     const double tok_s = steps / wall_s, gpu_tok_s = steps / gpu_s;
@@ -177,6 +187,8 @@ int main(int argc, char** argv) {
     std::printf("prefill: 32 tokens in %.1f ms (%.0f tok/s)\n", prefill_s * 1e3, 32 / prefill_s);
     std::printf("decode, batch 1, %d steps (CUDA graph): %.1f tok/s wall (%.3f ms/token), %.1f tok/s GPU time\n", steps,
                 tok_s, 1e3 / tok_s, gpu_tok_s);
+    std::printf("  per token outside the graph: %.3f ms, of which the greedy sampler over %d logits %.3f ms\n",
+                (wall_s - gpu_s) / steps * 1e3, c.vocab, host_argmax_s / steps * 1e3);
     std::printf("decode without graphs (%d steps): %.1f tok/s wall, %.1f tok/s GPU time\n", std::min(steps, 16),
                 std::min(steps, 16) / wall_ng, std::min(steps, 16) / gpu_ng);
     std::printf("fraction of roofline (wall tok/s): %.1f%% of spec, %.1f%% of measured copy bandwidth\n",

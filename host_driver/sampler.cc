@@ -55,6 +55,33 @@ int argmax(const std::vector<double>& z) {
   return best;
 }
 
+int argmax(const float* v, int n) {
+  constexpr int L = 8;
+  if (n < 2 * L) {
+    int best = 0;
+    for (int i = 1; i < n; ++i)
+      if (v[i] > v[best]) best = i;
+    return best;
+  }
+  // Lane k sees ids k, k + L, ... in order and keeps the first of its maxima;
+  // the lowest id among the lanes holding the overall maximum is then the
+  // first maximum of all.
+  float m[L];
+  int ix[L];
+  for (int k = 0; k < L; ++k) m[k] = v[k], ix[k] = k;
+  int i = L;
+  for (; i + L <= n; i += L)
+    for (int k = 0; k < L; ++k)
+      if (v[i + k] > m[k]) m[k] = v[i + k], ix[k] = i + k;
+  int best = ix[0];
+  float mb = m[0];
+  for (int k = 1; k < L; ++k)
+    if (m[k] > mb || (m[k] == mb && ix[k] < best)) mb = m[k], best = ix[k];
+  for (; i < n; ++i)
+    if (v[i] > mb) mb = v[i], best = i;
+  return best;
+}
+
 void top_k(std::vector<double>& z, int k) {
   if (k <= 0 || size_t(k) >= z.size()) return;
   std::vector<int> idx(z.size());
@@ -83,14 +110,22 @@ void top_p(std::vector<double>& probs, double p) {
   std::vector<int> idx;
   for (size_t i = 0; i < probs.size(); ++i)
     if (probs[i] > 0) idx.push_back(int(i));
-  std::sort(idx.begin(), idx.end(), [&](int a, int b) {
+  auto order = [&](int a, int b) {
     return probs[size_t(a)] != probs[size_t(b)] ? probs[size_t(a)] > probs[size_t(b)] : a < b;
-  });
+  };
   // `before` is the seed's cumsum_i - p_i, summed directly so no rounding of
-  // the subtraction moves an id across the boundary.
+  // the subtraction moves an id across the boundary. Only the sorted prefix
+  // the sum reaches matters: the order is strict and total, so sorting the
+  // first m (m growing until the sum reaches p inside them) gives the same
+  // prefix, the same sum and the same kept set as sorting all 262 400 ids.
   double before = 0;
   size_t n = 0;
-  for (; n < idx.size() && before < p; ++n) before += probs[size_t(idx[n])];
+  for (size_t m = std::min<size_t>(idx.size(), 1024);; m = std::min(idx.size(), m * 8)) {
+    std::partial_sort(idx.begin(), idx.begin() + std::ptrdiff_t(m), idx.end(), order);
+    before = 0;
+    for (n = 0; n < m && before < p; ++n) before += probs[size_t(idx[n])];
+    if (before >= p || m == idx.size()) break;
+  }
   for (size_t i = n; i < idx.size(); ++i) probs[size_t(idx[i])] = 0;
   for (size_t i = 0; i < n; ++i) probs[size_t(idx[i])] /= before;  // `before` is now the kept mass
 }
@@ -133,20 +168,26 @@ bool Sampler::done() const { return stopped_ || int(output_.size()) >= cfg_.max_
 int Sampler::next(const float* logits, int V) {
   require(!done(), "sampler: next() called after generation ended");
   require(V > 0, "sampler: empty logits");
-  std::vector<double> z(logits, logits + V);
+  // The message only on failure: built eagerly for each of 262 400 logits it
+  // cost tens of milliseconds a token.
   for (int i = 0; i < V; ++i)
-    require(std::isfinite(z[size_t(i)]),
-            "sampler: logit of id " + std::to_string(i) + " is " + std::to_string(z[size_t(i)]));
+    if (!std::isfinite(logits[i]))
+      require(false, "sampler: logit of id " + std::to_string(i) + " is " + std::to_string(logits[i]));
   if (!seen_.empty() && seen_mask_.size() > size_t(V))
     for (int id : seen_)
       require(id < V, "sampler: id " + std::to_string(id) + " is outside the vocabulary of " +
                           std::to_string(V) + " logits");
 
-  if (cfg_.repetition_penalty != 1) sampling::repetition_penalty(z, seen_, cfg_.repetition_penalty);
   int id;
-  if (cfg_.temperature == 0) {
+  if (cfg_.temperature == 0 && cfg_.repetition_penalty == 1) {
+    id = sampling::argmax(logits, V);  // float to double keeps the order: the same id, no copy
+  } else if (cfg_.temperature == 0) {
+    std::vector<double> z(logits, logits + V);
+    sampling::repetition_penalty(z, seen_, cfg_.repetition_penalty);
     id = sampling::argmax(z);
   } else {
+    std::vector<double> z(logits, logits + V);
+    if (cfg_.repetition_penalty != 1) sampling::repetition_penalty(z, seen_, cfg_.repetition_penalty);
     // No overflow: |logit| < 2^128 and rho, T are floats >= 2^-149, so
     // |z| * rho / T stays far inside double's range.
     const double t = cfg_.temperature;

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -189,6 +191,61 @@ TEST(SamplerStage, TopPMatchesTheDefinitionOnRandomDistributions) {
     SCOPED_TRACE("trial " + std::to_string(trial) + ", p " + std::to_string(p));
     expect_near(got, top_p_reference(probs, p), 1e-14);
   }
+}
+
+// The previous top_p: every id with probability > 0 sorted (value
+// descending, id ascending), then the prefix. top_p sorts only a prefix.
+std::vector<double> top_p_full_sort(std::vector<double> probs, double p) {
+  std::vector<int> idx;
+  for (size_t i = 0; i < probs.size(); ++i)
+    if (probs[i] > 0) idx.push_back(int(i));
+  std::sort(idx.begin(), idx.end(),
+            [&](int a, int b) { return probs[size_t(a)] != probs[size_t(b)] ? probs[size_t(a)] > probs[size_t(b)] : a < b; });
+  double before = 0;
+  size_t n = 0;
+  for (; n < idx.size() && before < p; ++n) before += probs[size_t(idx[n])];
+  for (size_t i = n; i < idx.size(); ++i) probs[size_t(idx[i])] = 0;
+  for (size_t i = 0; i < n; ++i) probs[size_t(idx[i])] /= before;
+  return probs;
+}
+
+TEST(SamplerStage, TopPOnAGemmaVocabularyEqualsTheFullSortBitForBit) {
+  // 262 400 ids; logits on a 1/64 grid (many ties); a flat and a peaked
+  // distribution so that the nucleus is a few ids, past 1024 and past 8192.
+  std::mt19937_64 rng(11);
+  std::vector<size_t> kept_sizes;
+  for (double scale : {0.5, 3.0, 60.0}) {
+    std::vector<double> z(262400);
+    for (double& v : z) v = std::round(scale * (6 * sampling::uniform01(rng) - 3) * 64) / 64;
+    const std::vector<double> probs = softmax(z);
+    for (double p : {0.3, 0.9, 0.99}) {
+      std::vector<double> got = probs;
+      top_p(got, p);
+      const std::vector<double> want = top_p_full_sort(probs, p);
+      SCOPED_TRACE("scale " + std::to_string(scale) + ", p " + std::to_string(p));
+      ASSERT_EQ(got.size(), want.size());
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(double)));
+      kept_sizes.push_back(size_t(std::count_if(got.begin(), got.end(), [](double v) { return v > 0; })));
+    }
+  }
+  // The cases reach every branch of the prefix growth.
+  EXPECT_LT(*std::min_element(kept_sizes.begin(), kept_sizes.end()), 1024u);
+  EXPECT_GT(*std::max_element(kept_sizes.begin(), kept_sizes.end()), 8192u);
+}
+
+TEST(SamplerStage, FloatArgmaxEqualsTheDoubleOne) {
+  std::mt19937_64 rng(5);
+  std::vector<int> lengths;
+  for (int n = 1; n <= 70; ++n) lengths.push_back(n);
+  lengths.push_back(262400);
+  for (int n : lengths)
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> v(static_cast<size_t>(n));
+      // Few distinct values: ties everywhere, the maximum often repeated.
+      for (float& x : v) x = float(int(rng() % 7) - 3) * (trial % 2 ? 1.0f : -0.5f);
+      const std::vector<double> d(v.begin(), v.end());
+      ASSERT_EQ(argmax(v.data(), n), argmax(d)) << "n " << n << ", trial " << trial;
+    }
 }
 
 TEST(SamplerStage, DrawIsTheInverseCdfInIdOrder) {
