@@ -61,9 +61,10 @@ double spec_bandwidth(const std::string& name) {
   return 0;
 }
 
-// Runs tools/hf_decode_bench.py on `config` and returns its decode tok/s
-// (the number before " tok/s" on its last result line); throws with the
-// script's last line when it fails (no torch, no GPU, ...).
+// Runs tools/hf_decode_bench.py on `config`, echoes its lines (model,
+// device, torch version, result) and returns its decode tok/s (the number
+// before " tok/s" on its result line); throws with the script's last line
+// when it fails (no torch, no GPU, ...).
 double hf_decode_tok_s(const std::string& config) {
   std::string script = "tools/hf_decode_bench.py";
   if (!n3::file_exists(script)) script = std::string(N3_SOURCE_DIR) + "/" + script;
@@ -77,13 +78,13 @@ double hf_decode_tok_s(const std::string& config) {
     if (std::string(buf).find_first_not_of(" \n") != std::string::npos) last = buf;
   }
   const int rc = pclose(p.release());
+  while (!last.empty() && last.back() == '\n') last.pop_back();
   const size_t at = out.rfind(" tok/s");
-  if (rc != 0 || at == std::string::npos) {
-    while (!last.empty() && last.back() == '\n') last.pop_back();
-    throw n3::Error("HuggingFace decode benchmark failed (" + script + "): " + last);
-  }
-  const size_t from = out.find_last_of(' ', at - 1);
-  return std::atof(out.substr(from + 1, at - from - 1).c_str());
+  const size_t from = at == std::string::npos || at == 0 ? std::string::npos : out.find_last_of(' ', at - 1);
+  const double v = from == std::string::npos ? 0.0 : std::atof(out.substr(from + 1, at - from - 1).c_str());
+  if (rc != 0 || !(v > 0)) throw n3::Error("HuggingFace decode benchmark failed (" + script + "): " + last);
+  std::printf("%s", out.c_str());
+  return v;
 }
 
 #endif
@@ -132,6 +133,8 @@ int main(int argc, char** argv) {
     n3::gpu::CudaModel m(n3::open_weights_for(model, numerics), numerics, hw);
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const n3::ModelConfig& c = m.config();
+    // The HF model is built from the E4B YAML: only compare like with like.
+    if (hf && c.name != "gemma3n-e4b") throw n3::Error("--hf compares with gemma3n-e4b; the model is '" + c.name + "'");
     const double bytes = bytes_per_token(c);
 
     // Prefill of 32 tokens, then greedy decode.
@@ -197,8 +200,6 @@ int main(int argc, char** argv) {
                 gpu_tok_s * bytes / 1e12);
     std::printf("kernels of one decode step, %s", prof.c_str());
     if (hf) {
-      // The HF model is built from the E4B YAML: only compare like with like.
-      if (c.name != "gemma3n-e4b") throw n3::Error("--hf compares with gemma3n-e4b; the model is '" + c.name + "'");
       std::fflush(stdout);
       const double hf_tok_s = hf_decode_tok_s(std::string(N3_SOURCE_DIR) + "/configs/models/gemma3n-e4b.yaml");
       std::printf("HuggingFace transformers decode on this GPU (bf16, eager, tools/hf_decode_bench.py): %.2f tok/s; "

@@ -46,6 +46,21 @@ void BM_SamplerPccxPreset(benchmark::State& state) {
 }
 BENCHMARK(BM_SamplerPccxPreset)->Unit(benchmark::kMicrosecond);
 
+// A flat distribution (logits with standard deviation 1): the top-p nucleus
+// is most of the vocabulary, the worst case of the prefix sort.
+void BM_SamplerTopPFlat(benchmark::State& state) {
+  std::vector<float> l = logits();
+  for (float& v : l) v *= 0.25f;
+  n3::host::SamplerConfig sc;
+  sc.temperature = 1.0f;
+  sc.top_p = 0.9f;
+  sc.max_new = 1 << 30;
+  n3::host::Sampler s(sc, {});
+  for (auto _ : state) benchmark::DoNotOptimize(s.next(l.data(), kVocab));
+  state.SetItemsProcessed(int64_t(state.iterations()) * kVocab);
+}
+BENCHMARK(BM_SamplerTopPFlat)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -64,9 +64,12 @@ class DevBuf {
 // Programmatic dependent launch (Hopper): every kernel is launched allowed to
 // start while its predecessor in the stream finishes, and begins with
 // pdl_begin(): wait until the predecessor grid has completed and its writes
-// are visible (griddepcontrol.wait), then let the successor launch. Nothing
-// is read or written before the wait, so the stream order is kept; what is
-// gained is the launch latency of the next kernel, hidden behind this one
+// are visible (griddepcontrol.wait), then let the successor launch. Before
+// the wait a kernel reads only what no running kernel writes: weights, and
+// (kernels_layer.cuh) activations written two or more kernels back, complete
+// because each kernel lets its successor launch only after its own wait; it
+// writes nothing. So the stream order is kept; what is gained is the launch
+// latency of the next kernel and those loads, hidden behind this one
 // (hundreds of small kernels per decode token). N3_CUDA_PDL=0 turns it off.
 __device__ inline void pdl_begin() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

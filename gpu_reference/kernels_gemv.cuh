@@ -171,7 +171,9 @@ __device__ inline int64_t warp_rows_sum(const int64_t (&acc)[RPW], int lane, int
 // activation block it loads serves RPW rows; TT tokens share each weight
 // load. With KSPLIT > 1 the block's warps split long rows: warp kw of a row
 // group takes the 32-block chunks kw, kw + KSPLIT, ..., and the integer
-// partial sums (no order) meet in shared memory. Lane rr finishes row rr.
+// partial sums (no order) meet in shared memory. Lane rr finishes row rr
+// (TT > 1); decode (TT == 1) finishes row r in lane r * 32 / RPW, after
+// warp_rows_sum.
 template <int TT, int SPLITS, int U, int RPW, int KSPLIT>
 __global__ void __launch_bounds__(kGemvThreads) gemv_int4_kernel(GemvBatch a) {
   constexpr int kGroups = kGemvRows / KSPLIT;  // row groups per block
@@ -280,7 +282,7 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_int4_kernel(GemvBatch a) {
     int row;
     const int64_t sum = warp_rows_sum<RPW>(acc[0], lane, &row);
     const bool leader = (lane & (32 / RPW - 1)) == 0;
-    if (KSPLIT == 1) {  // lane row * (32 / RPW) finishes its row
+    if (KSPLIT == 1) {  // lane row * (32 / RPW) finishes its row; TT == 1 runs only with T == 1 (no t0 offset)
       if (!leader || row >= nr) return;
       g.y[r0 + row] = npu_epilogue(sum, emax[0], pois[0], g.w.scales[r0 + row], g);
       return;

@@ -187,8 +187,13 @@ struct CudaModel::Impl {
     attention_init(prop.sharedMemPerBlockOptin);
     // The per-token kernels stage their vectors and weight vectors (and the
     // float32 AltUp router) in shared memory.
-    require(4 * (6 + 2 * size_t(cfg_.altup_streams)) * cfg_.hidden <= smem_limit_,
-            "cuda: hidden size too large for the per-token kernels' shared memory");
+    {  // the largest: post_mlp (6 D + a float32 router + the S streams of a slice)
+      const size_t D = size_t(cfg_.hidden), S = size_t(cfg_.altup_streams);
+      const size_t need = 4 * ((6 + S) * D + S * (D / size_t(row_slices(cfg_.hidden, row_slice_))));
+      require(need <= smem_limit_, "cuda: hidden size " + std::to_string(D) +
+                                       " too large for the per-token kernels' shared memory (" + std::to_string(need) +
+                                       " > " + std::to_string(smem_limit_) + " bytes)");
+    }
     const size_t optin = prop.sharedMemPerBlockOptin;
     allow_smem(post_attention_kernel<NpuOps>, optin);
     allow_smem(post_attention_kernel<RefOps>, optin);
