@@ -304,86 +304,80 @@ __global__ void __launch_bounds__(kRowThreads)
 // cache-owning layers k = RoPE(RMSNorm_per_head(k, w_kn)), v = v_norm(v),
 // both converted to the cache format (to_kv) and appended at row step[1] + t
 // (NPU: the key row's BFP too). Also quantises LAuReL's mid (ll output).
+// Grid (H + 2 KVH or H, T): a block per head (query heads, then key heads,
+// then value heads), the heads being independent; block 0 also quantises mid.
 template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
     qkv_kernel(Ops ops, float* __restrict__ q, float* __restrict__ k, float* __restrict__ v, const float* q_norm, const float* k_norm, const float* inv_freq,
                int H, int KVH, int hd, bool owns, const int64_t* step, KvDev kv, int B, int attn_mbits,
                const float* __restrict__ mid, QAct qmid, int R) {
   N3_ROW_IDS;
-  __shared__ float s_qn[512], s_kn[512], s_freq[256];
-  q_norm = stage_vec(s_qn, q_norm, hd);
-  if (owns) k_norm = stage_vec(s_kn, k_norm, hd);
-  inv_freq = stage_vec(s_freq, inv_freq, hd / 2);
+  const int t = blockIdx.y, hb = blockIdx.x, KVD = KVH * hd, half = hd / 2;
+  const int kind = hb < H ? 0 : hb < H + KVH ? 1 : 2;  // query, key, value head
+  const int head = kind == 0 ? hb : kind == 1 ? hb - H : hb - H - KVH;
+  __shared__ float s_w[512], s_freq[256], s_x[512];
+  __shared__ typename Ops::CS s_cs[256];
+  __shared__ typename Ops::Norm s_n;
+  const float* w = kind == 0 ? stage_vec(s_w, q_norm, hd) : kind == 1 ? stage_vec(s_w, k_norm, hd) : nullptr;
+  if (kind < 2) inv_freq = stage_vec(s_freq, inv_freq, half);
   __syncthreads();
   pdl_begin();
-  const int t = blockIdx.x, KVD = KVH * hd;
-  float* qr = q + size_t(t) * H * hd;
-  float* kr = k + size_t(t) * KVD;
-  float* vr = v + size_t(t) * KVD;
-  const int nrows = H + (owns ? 2 * KVH : 0);
-  for (int r = warp; r < nrows; r += nwarps) {
-    float* x = r < H ? qr + r * hd : r < H + KVH ? kr + (r - H) * hd : vr + (r - H - KVH) * hd;
-    const float* w = r < H ? q_norm : r < H + KVH ? k_norm : nullptr;
-    const auto nr = ops.norm(x, hd);
-    for (int i = lane; i < hd; i += 32) x[i] = ops.normed(x[i], nr, w, i);
-  }
-  __syncthreads();
   const int64_t pos = step[0] + t;
-  const int half = hd / 2;
-  // The angles' cos/sin once per frequency, then a thread per (head, pair):
-  // the heads are independent, so their loads go out together instead of one
-  // head's read-modify-write after another's.
-  __shared__ typename Ops::CS s_cs[256];
-  for (int i = tid; i < half; i += nthr) s_cs[i] = ops.rope_cs(pos, inv_freq[i]);
+  if (kind < 2)
+    for (int i = tid; i < half; i += nthr) s_cs[i] = ops.rope_cs(pos, inv_freq[i]);
+  float* x = kind == 0 ? q + (size_t(t) * H + head) * hd : (kind == 1 ? k : v) + size_t(t) * KVD + head * hd;
+  for (int i = tid; i < hd; i += nthr) s_x[i] = x[i];
   __syncthreads();
-  const int nrot = (H + (owns ? KVH : 0)) * half;
-  for (int idx = tid; idx < nrot; idx += nthr) {
-    const int hh = idx / half, i = idx - hh * half;
-    float* x = hh < H ? qr + hh * hd : kr + (hh - H) * hd;
-    ops.rope(x[i], x[i + half], s_cs[i]);
+  if (warp == 0) {
+    const auto nr = ops.norm(s_x, hd);
+    if (lane == 0) s_n = nr;
   }
-  if (owns) {
+  __syncthreads();
+  for (int i = tid; i < hd; i += nthr) s_x[i] = ops.normed(s_x[i], s_n, w, i);
+  __syncthreads();
+  if (kind < 2)
+    for (int i = tid; i < half; i += nthr) {
+      float a = s_x[i], b = s_x[i + half];
+      ops.rope(a, b, s_cs[i]);
+      s_x[i] = a;
+      s_x[i + half] = b;
+    }
+  __syncthreads();
+  const int64_t row = step[1] + t;
+  for (int i = tid; i < hd; i += nthr) {
+    const float y = kind == 0 ? s_x[i] : ops.to_kv(s_x[i]);
+    x[i] = y;
+    if (kind == 1) kv.k[row * KVD + head * hd + i] = y;
+    if (kind == 2) kv.v[row * KVD + head * hd + i] = y;
+    s_x[i] = y;
+  }
+  if (kind == 1 && kv.kmant) {
     __syncthreads();
-    const int64_t row = step[1] + t;
-    for (int i = tid; i < KVD; i += nthr) {
-      const float kk = ops.to_kv(kr[i]), vv = ops.to_kv(vr[i]);
-      kr[i] = kk;
-      vr[i] = vv;
-      kv.k[row * KVD + i] = kk;
-      kv.v[row * KVD + i] = vv;
-    }
-    if (kv.kmant) {
-      __syncthreads();
-      const int nbd = (hd + B - 1) / B;
-      if (B == 32) {  // a warp a block
-        for (int wb = warp; wb < KVH * nbd; wb += nwarps) {
-          const int kvh = wb / nbd, bb = wb % nbd, i = bb * 32 + lane;
-          const size_t r = size_t(row) * KVH + kvh;
-          warp_quantize32(i < hd ? kr[kvh * hd + i] : 0.0f, attn_mbits, kv.kmant + (r * nbd + bb) * 32,
-                          kv.kexp + r * nbd + bb);
-        }
-      } else {
-        for (int b = tid; b < KVH * nbd; b += nthr) {
-          const int kvh = b / nbd, bb = b % nbd;
-          const size_t r = size_t(row) * KVH + kvh;
-          const int cnt = hd - bb * B < B ? hd - bb * B : B;
-          kv.kexp[r * nbd + bb] =
-              num::bfp_quantize_block(kr + kvh * hd + bb * B, cnt, B, attn_mbits, kv.kmant + r * nbd * B + bb * B);
-        }
+    const int nbd = (hd + B - 1) / B;
+    const size_t r = size_t(row) * KVH + head;
+    if (B == 32) {  // a warp a block
+      for (int bb = warp; bb < nbd; bb += nwarps) {
+        const int i = bb * 32 + lane;
+        warp_quantize32(i < hd ? s_x[i] : 0.0f, attn_mbits, kv.kmant + (r * nbd + bb) * 32, kv.kexp + r * nbd + bb);
       }
-      __syncthreads();
-      if (tid < KVH) {
-        const size_t r = size_t(row) * KVH + tid;
-        const num::BfpView bv = bfp_view(kv.kmant + r * nbd * B, kv.kexp + r * nbd, hd, B);
-        kv.kemax[r] = bv.e_max;
-        kv.kpois[r] = bv.poison ? 1 : 0;
+    } else {
+      for (int bb = tid; bb < nbd; bb += nthr) {
+        const int cnt = hd - bb * B < B ? hd - bb * B : B;
+        kv.kexp[r * nbd + bb] = num::bfp_quantize_block(s_x + bb * B, cnt, B, attn_mbits, kv.kmant + r * nbd * B + bb * B);
       }
     }
+    __syncthreads();
+    if (tid == 0) {
+      const num::BfpView bv = bfp_view(kv.kmant + r * nbd * B, kv.kexp + r * nbd, hd, B);
+      kv.kemax[r] = bv.e_max;
+      kv.kpois[r] = bv.poison ? 1 : 0;
+    }
   }
-  for (int base = 0; base < R; base += nthr) {
-    const int i = base + tid;
-    lane_quantise(qmid, t, i, i < R ? mid[size_t(t) * R + i] : 0.0f);
-  }
+  if (hb == 0)
+    for (int base = 0; base < R; base += nthr) {
+      const int i = base + tid;
+      lane_quantise(qmid, t, i, i < R ? mid[size_t(t) * R + i] : 0.0f);
+    }
 }
 
 // After attention and LAuReL: ag = store(a + RMSNorm(attn, w_post_attn));

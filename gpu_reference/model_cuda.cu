@@ -559,7 +559,10 @@ struct CudaModel::Impl {
     const float* freq = cfg_.is_global(l) ? freq_global_ : freq_local_;
     const KvDev kv_own = owns ? sq.kv(l) : KvDev{};
     with_ops([&](auto ops) {
-      launch("qkv_kernel", qkv_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, q_.get(), k_.get(), v_.get(),
+      // A block per head, a thread per element of it.
+      const int threads = std::min(kRowThreads, std::max(64, (hd + 31) / 32 * 32));
+      launch("qkv_kernel", qkv_kernel<decltype(ops)>, dim3(H + (owns ? 2 * KVH : 0), T), threads, 0, s_, ops,
+             q_.get(), k_.get(), v_.get(),
              w.q_norm, w.k_norm, freq, H, KVH, hd, owns, step_.get(), kv_own, f_.bfp_block, f_.attn_mant_bits,
              mid_.get(), qmid_.q, R);
     });
