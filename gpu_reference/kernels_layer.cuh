@@ -1,5 +1,6 @@
 // The steps of golden/model.cc between the linear layers, fused per token:
-// one CUDA block (kRowThreads) works on one token's vectors, doing exactly
+// CUDA blocks (up to kRowThreads) work on one token's vectors (one block, a
+// slice of D each, or a head each: see below and qkv_kernel), doing exactly
 // the float32 operations model.cc writes inline (scales, residual adds, the
 // AltUp loops in their order, the `store` rounding after each) and calling
 // the arithmetic's operators (Ops: ops_cuda.cuh) where model.cc calls
