@@ -106,8 +106,11 @@ int cmd_run(const Args& a) {
   int64_t sim_cycles = 0;
   bool have_sim = false;
   std::vector<int32_t> gen;
+  double sample_s = 0;  // host sampling: not in the backend's decode time
   while (!sampler.done() && max_new > 0) {
+    const auto t0 = std::chrono::steady_clock::now();
     const int id = sampler.next(lg.values.row(lg.values.shape[0] - 1), V);
+    sample_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     gen.push_back(id);
     if (text) std::fputs(text->push(id).c_str(), stdout);
     else std::printf("%s%d", gen.size() > 1 ? " " : "", id);
@@ -133,6 +136,7 @@ int cmd_run(const Args& a) {
   std::fprintf(stderr, "n3 run: %s backend, %s numerics: %zu prompt tokens in %.3f s, %zu generated", backend.c_str(),
                numerics.c_str(), ids.size(), prefill_s, gen.size());
   if (steps > 0) std::fprintf(stderr, ", decode %.2f tok/s (wall)", steps / std::max(decode_s, 1e-9));
+  if (!gen.empty()) std::fprintf(stderr, ", sampler %.3f ms/token on the host", 1e3 * sample_s / double(gen.size()));
   if (have_sim && steps > 0)
     std::fprintf(stderr, ", modelled NPU %.2f tok/s (%lld cycles/token)", steps / std::max(sim_s, 1e-12),
                  (long long)(sim_cycles / steps));
