@@ -134,6 +134,17 @@ __device__ inline void warp_emax(const int32_t* e, int nb, int* emax, bool* pois
   *poison = __reduce_or_sync(kFull, po) != 0;
 }
 
+// The dp4a pieces of activation block qb (SPLITS * 8 words, 16-byte loads).
+template <int SPLITS>
+__device__ inline void load_pieces(const QAct& q, size_t qb, int32_t (&pk)[SPLITS * 8]) {
+  const int4* pk4 = reinterpret_cast<const int4*>(q.pack + qb * (SPLITS * 8));
+#pragma unroll
+  for (int h = 0; h < SPLITS * 2; ++h) {
+    const int4 v = __ldg(pk4 + h);
+    pk[4 * h] = v.x, pk[4 * h + 1] = v.y, pk[4 * h + 2] = v.z, pk[4 * h + 3] = v.w;
+  }
+}
+
 // The RPW row sums of a warp's 64-bit partials (integers: any order gives
 // the same sums) by reduce-scatter: the first log2(RPW) shuffle steps
 // exchange halves of the rows instead of every row going through all five
@@ -229,12 +240,7 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_int4_kernel(GemvBatch a) {
           const size_t qb = size_t(g.t_in0 + t0) * nb + b;
           ev[u] = __ldg(g.q.exp + qb);
           mv[u] = __ldg(g.q.msum + qb);
-          const int4* pk4 = reinterpret_cast<const int4*>(g.q.pack + qb * (SPLITS * 8));
-#pragma unroll
-          for (int h = 0; h < SPLITS * 2; ++h) {
-            const int4 v = __ldg(pk4 + h);
-            pv[u][4 * h] = v.x, pv[u][4 * h + 1] = v.y, pv[u][4 * h + 2] = v.z, pv[u][4 * h + 3] = v.w;
-          }
+          load_pieces<SPLITS>(g.q, qb, pv[u]);
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -258,13 +264,8 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_int4_kernel(GemvBatch a) {
             const size_t qb = size_t(g.t_in0 + t0 + tt) * nb + b;
             const int32_t e = __ldg(g.q.exp + qb);
             if (e == num::kBfpZero || e == num::kBfpPoison) continue;
-            const int4* pk4 = reinterpret_cast<const int4*>(g.q.pack + qb * (SPLITS * 8));
             int32_t pk[SPLITS * 8];
-#pragma unroll
-            for (int h = 0; h < SPLITS * 2; ++h) {
-              const int4 v = __ldg(pk4 + h);
-              pk[4 * h] = v.x, pk[4 * h + 1] = v.y, pk[4 * h + 2] = v.z, pk[4 * h + 3] = v.w;
-            }
+            load_pieces<SPLITS>(g.q, qb, pk);
             const int32_t msum = __ldg(g.q.msum + qb);
 #pragma unroll
             for (int rr = 0; rr < RPW; ++rr) {
@@ -461,12 +462,7 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
         if (b >= nb) continue;
         ex[u] = __ldg(g.q.exp + q0 + b);
         ms[u] = __ldg(g.q.msum + q0 + b);
-        const int4* pk4 = reinterpret_cast<const int4*>(g.q.pack + (q0 + b) * (SPLITS * 8));
-#pragma unroll
-        for (int h = 0; h < SPLITS * 2; ++h) {
-          const int4 v = __ldg(pk4 + h);
-          pk[u][4 * h] = v.x, pk[u][4 * h + 1] = v.y, pk[u][4 * h + 2] = v.z, pk[u][4 * h + 3] = v.w;
-        }
+        load_pieces<SPLITS>(g.q, q0 + b, pk[u]);
       }
       if (KSPLIT == 1 && nb <= 32 * UMAX) {
         // The lanes' blocks are then the whole vector: e_max and poison are
