@@ -121,14 +121,21 @@ __device__ inline float npu_epilogue(int64_t acc, int emax, bool poison, float s
 
 // e_max and poison of one input vector from its block exponents (bfp_view's
 // rule), on one warp; every lane gets them.
+// A lane's loads go out 8 at a time (the down projection's 512 blocks are
+// 16 a lane: one round trip each was on every block's critical path).
 __device__ inline void warp_emax(const int32_t* e, int nb, int* emax, bool* poison) {
   int mx = num::kBfpZero, po = 0;
-  for (int b = threadIdx.x & 31; b < nb; b += 32) {
-    const int v = __ldg(e + b);
-    if (v == num::kBfpPoison)
-      po = 1;
-    else if (v != num::kBfpZero && v > mx)
-      mx = v;
+  for (int b = threadIdx.x & 31; b < nb; b += 32 * 8) {
+    int v[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = b + 32 * k < nb ? __ldg(e + b + 32 * k) : num::kBfpZero;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      if (v[k] == num::kBfpPoison)
+        po = 1;
+      else if (v[k] != num::kBfpZero && v[k] > mx)
+        mx = v[k];
+    }
   }
   *emax = __reduce_max_sync(kFull, mx);
   *poison = __reduce_or_sync(kFull, po) != 0;
@@ -150,6 +157,12 @@ __device__ inline void load_pieces(const QAct& q, size_t qb, int32_t (&pk)[SPLIT
 // exchange halves of the rows instead of every row going through all five
 // steps. Returns the sum of row *row; lanes row * (32 / RPW) + [0, 32 / RPW)
 // hold row `row`. 6 shuffles for 4 rows instead of 20 plus a broadcast.
+// The row (< RPW) whose sum warp_rows_sum leaves in `lane`.
+template <int RPW>
+__device__ inline int rows_sum_row(int lane) {
+  return RPW == 4 ? ((lane & 16) ? 2 : 0) + ((lane & 8) ? 1 : 0) : RPW == 2 ? ((lane & 16) ? 1 : 0) : 0;
+}
+
 template <int RPW>
 __device__ inline int64_t warp_rows_sum(const int64_t (&acc)[RPW], int lane, int* row) {
   static_assert(RPW == 1 || RPW == 2 || RPW == 4, "rows per warp: 1, 2 or 4");
@@ -206,6 +219,10 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_int4_kernel(GemvBatch a) {
 #pragma unroll
     for (int rr = 0; rr < RPW; ++rr)
       if (first + kStep * u < nb && rr < nr) wv[u][rr] = __ldcs(wr + size_t(rr) * nb + first + kStep * u);
+  // So is the scale of the row this lane finishes (below): its load is then
+  // off the epilogue's path.
+  const int my_row = TT == 1 && KSPLIT == 1 ? rows_sum_row<RPW>(lane) : lane;
+  const float my_scale = my_row < nr ? __ldg(g.w.scales + r0 + my_row) : 0.0f;
   pdl_begin();
   int64_t acc[TT][RPW];
   int emax[TT];
@@ -285,7 +302,7 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_int4_kernel(GemvBatch a) {
     const bool leader = (lane & (32 / RPW - 1)) == 0;
     if (KSPLIT == 1) {  // lane row * (32 / RPW) finishes its row; TT == 1 runs only with T == 1 (no t0 offset)
       if (!leader || row >= nr) return;
-      g.y[r0 + row] = npu_epilogue(sum, emax[0], pois[0], g.w.scales[r0 + row], g);
+      g.y[r0 + row] = npu_epilogue(sum, emax[0], pois[0], my_scale, g);
       return;
     }
     if (leader) s_part[warp][0][row] = sum;
@@ -320,7 +337,7 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_int4_kernel(GemvBatch a) {
   if (lane >= nr) return;
   // Lane `lane` finishes row r0 + lane (a register array indexed by a
   // constant: select it without local memory).
-  const float scale = g.w.scales[r0 + lane];
+  const float scale = my_scale;
   for (int tt = 0; tt < TT && t0 + tt < a.T; ++tt) {
     int64_t mine = acc[tt][0];
 #pragma unroll
@@ -422,13 +439,17 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
     *seg = sg;
     *r0 = k * RPW;
   };
-  auto fetch = [&](int k, uint4 (&w)[UMAX][RPW]) {
+  // The lane that finishes a row (rows_sum_row; lane < RPW with KSPLIT > 1)
+  // fetches its scale with the weights.
+  const int my_row = KSPLIT == 1 ? rows_sum_row<RPW>(lane) : lane;
+  auto fetch = [&](int k, uint4 (&w)[UMAX][RPW], float* sc) {
     int sg, r0;
     locate(k, &sg, &r0);
     const GemvSeg& g = a.seg[sg];
     const int nb = g.q.nb;
     const int nr = g.w.rows - r0 < RPW ? int(g.w.rows - r0) : RPW;
     const uint4* wr = reinterpret_cast<const uint4*>(g.w.data + size_t(r0) * g.w.row_bytes);
+    *sc = my_row < nr ? __ldg(g.w.scales + r0 + my_row) : 0.0f;
 #pragma unroll
     for (int u = 0; u < UMAX; ++u)
 #pragma unroll
@@ -436,7 +457,8 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
         if (b0 + 32 * u < nb && rr < nr) w[u][rr] = __ldcs(wr + size_t(rr) * nb + b0 + 32 * u);
   };
   uint4 wc[UMAX][RPW], wn[UMAX][RPW];
-  if (task < ntask) fetch(task, wc);  // weights first: they do not depend on the producer
+  float sc_c = 0.0f, sc_n = 0.0f;
+  if (task < ntask) fetch(task, wc, &sc_c);  // weights first: they do not depend on the producer
   pdl_begin();
   __shared__ int64_t s_part[kGemvRows][RPW];
   int cur = -1, emax = num::kBfpZero;
@@ -445,7 +467,7 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
   // Every warp of a block runs the same number of iterations (KSPLIT > 1:
   // the block's warps share each task), so the barriers below are uniform.
   for (; task < ntask; task += NG) {
-    if (task + NG < ntask) fetch(task + NG, wn);
+    if (task + NG < ntask) fetch(task + NG, wn, &sc_n);
     int sg, r0;
     locate(task, &sg, &r0);
     const GemvSeg& g = a.seg[sg];
@@ -500,7 +522,7 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
       int row;
       const int64_t sum = warp_rows_sum<RPW>(acc, lane, &row);
       if ((lane & (32 / RPW - 1)) == 0 && row < nr)
-        g.y[r0 + row] = npu_epilogue(sum, emax, pois, g.w.scales[r0 + row], g);
+        g.y[r0 + row] = npu_epilogue(sum, emax, pois, sc_c, g);
     } else {
 #pragma unroll
       for (int rr = 0; rr < RPW; ++rr) acc[rr] = warp_sum_i64(acc[rr]);  // in lane 0
@@ -521,9 +543,10 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
 #pragma unroll
         for (int rr = 1; rr < RPW; ++rr)
           if (lane == rr) mine = acc[rr];
-        g.y[r0 + lane] = npu_epilogue(mine, emax, pois, g.w.scales[r0 + lane], g);
+        g.y[r0 + lane] = npu_epilogue(mine, emax, pois, sc_c, g);
       }
     }
+    sc_c = sc_n;
 #pragma unroll
     for (int u = 0; u < UMAX; ++u)
 #pragma unroll
