@@ -224,6 +224,24 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_int4_kernel(GemvBatch a) {
   const int my_row = TT == 1 && KSPLIT == 1 ? rows_sum_row<RPW>(lane) : lane;
   const float my_scale = my_row < nr ? __ldg(g.w.scales + r0 + my_row) : 0.0f;
   pdl_begin();
+  // Decode: every activation load of a chunk goes out at once (they do not
+  // depend on each other), instead of a block's pieces waiting on its
+  // exponent; the first chunk's go out before warp_emax's, so the two are
+  // one round trip to memory, not two.
+  int32_t ev[U], mv[U], pv[U][SPLITS * 8];
+  auto load_chunk = [&](int b0) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int b = b0 + kStep * u;
+      ev[u] = num::kBfpZero;
+      if (nr <= 0 || b >= nb || t0 >= a.T) continue;
+      const size_t qb = size_t(g.t_in0 + t0) * nb + b;
+      ev[u] = __ldg(g.q.exp + qb);
+      mv[u] = __ldg(g.q.msum + qb);
+      load_pieces<SPLITS>(g.q, qb, pv[u]);
+    }
+  };
+  if constexpr (TT == 1) load_chunk(first);
   int64_t acc[TT][RPW];
   int emax[TT];
   bool pois[TT];
@@ -245,20 +263,7 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_int4_kernel(GemvBatch a) {
             if (b0 + kStep * u < nb && rr < nr) wv[u][rr] = __ldcs(wr + size_t(rr) * nb + b0 + kStep * u);
       }
       if constexpr (TT == 1) {
-        // Decode: every activation load of the chunk goes out at once (they do
-        // not depend on each other), instead of a block's pieces waiting on
-        // its exponent: one round trip to memory, not 2 U.
-        int32_t ev[U], mv[U], pv[U][SPLITS * 8];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int b = b0 + kStep * u;
-          ev[u] = num::kBfpZero;
-          if (b >= nb || t0 >= a.T) continue;
-          const size_t qb = size_t(g.t_in0 + t0) * nb + b;
-          ev[u] = __ldg(g.q.exp + qb);
-          mv[u] = __ldg(g.q.msum + qb);
-          load_pieces<SPLITS>(g.q, qb, pv[u]);
-        }
+        if (b0 != first) load_chunk(b0);
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           const int32_t e = ev[u];
@@ -473,7 +478,9 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
     const GemvSeg& g = a.seg[sg];
     const int nb = g.q.nb;
     const int nr = g.w.rows - r0 < RPW ? int(g.w.rows - r0) : RPW;
-    if (sg != cur) {
+    // Segments reading the same activation (q, k, v and LAuReL's left
+    // matrix; gate and up) keep the lane's blocks, e_max and shifts.
+    if (sg != cur && (cur < 0 || g.q.exp != a.seg[cur].q.exp || g.q.nb != a.seg[cur].q.nb || g.t_in0 != a.seg[cur].t_in0)) {
       cur = sg;
       const size_t q0 = size_t(g.t_in0) * nb;
       // All of the lane's activation loads first (one round trip to memory).
