@@ -19,6 +19,9 @@ namespace n3::gpu {
 
 constexpr int kAttnThreads = 256;
 
+__device__ inline void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
+__device__ inline void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 struct AttnArgs {
   const float* q = nullptr;  // [T, H, hd]
   KvDev kv;                  // the source layer's cache
@@ -236,15 +239,30 @@ inline int attn_slice(int hd) { return hd % 64 == 0 ? 64 : hd; }
 
 template <int G>
 __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs a, num::Formats f) {
-  pdl_begin();
   const bool pre = a.scores != nullptr;  // scores from attention_scores_kernel
   extern __shared__ __align__(16) unsigned char smem[];
   const int t = blockIdx.x, h0 = blockIdx.y * G, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int nthr = blockDim.x, nwarps = nthr >> 5, hd = a.hd, M = f.attn_mant_bits;
   const int hdb = hd / gridDim.z, d0 = blockIdx.z * hdb;  // this block's columns [d0, d0 + hdb)
+  // Before the wait (pdl_begin): the attended range (positions and step are
+  // copied from the host before the forward's first kernel), and, after
+  // attention_scores_kernel, this block's V columns into L1: the rows were
+  // appended by qkv_kernel, then two kernels back (complete: cuda_util.cuh,
+  // pdl_begin). Without it qkv_kernel is the kernel just before, still
+  // writing, and L1 is not coherent.
   int lo, hi;
   attn_range(a, t, &lo, &hi);
   const int n = hi - lo + 1, nbd = ceil_div(hd, 32), nbn = ceil_div(n, 32);
+  if (pre) {
+    const int kvh0 = h0 / (a.H / a.KVH);
+    const int64_t vstride = int64_t(a.KVH) * hd;
+    const float* vb = a.kv.v + lo * vstride + kvh0 * hd + d0;
+    for (int i = tid; i < n * ceil_div(hdb, 32); i += nthr) {
+      const int j = i / ceil_div(hdb, 32), c = i % ceil_div(hdb, 32);
+      prefetch_l1(vb + j * vstride + c * 32);
+    }
+  }
+  pdl_begin();
   int64_t* acc_s = reinterpret_cast<int64_t*>(smem);            // [G][hdb]
   int16_t* mq = reinterpret_cast<int16_t*>(acc_s + G * hd);     // [G][nbd * 32]
   int16_t* mp = mq + G * nbd * 32;                              // [G][nbn * 32]
@@ -488,12 +506,23 @@ inline bool attn_scores_split(int hd) { return attn_scores_lanes(hd); }
 
 template <int G>
 __global__ void __launch_bounds__(kScoreThreads) attention_scores_kernel(AttnArgs a, num::Formats f) {
-  pdl_begin();
   const int t = blockIdx.x, h0 = blockIdx.y * G, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int nwarps = blockDim.x >> 5, hd = a.hd, M = f.attn_mant_bits, nbd = hd >> 5;
+  // Before the wait: the attended range (host-written), and the key rows
+  // asked of L2 (L2 is coherent, so this holds for the row qkv_kernel, the
+  // kernel just before, is still appending; L1 would not).
   int lo, hi;
   attn_range(a, t, &lo, &hi);
   const int n = hi - lo + 1, j0 = blockIdx.z * kScorePos;
+  {
+    const int kvh0 = h0 / (a.H / a.KVH), rows = min(n - j0, kScorePos), lines = nbd * 32 * 2 / 128;
+    for (int i = tid; i < rows * lines; i += blockDim.x) {
+      const size_t r = size_t(lo + j0 + i / lines) * a.KVH + kvh0;
+      prefetch_l2(a.kv.kmant + r * nbd * 32 + (i % lines) * 64);
+      if (i % lines == 0) prefetch_l2(a.kv.kexp + r * nbd);
+    }
+  }
+  pdl_begin();
   if (j0 >= n) return;
   __shared__ __align__(16) int16_t mq[G * kScoreMaxHd];
   __shared__ int32_t eq[G * (kScoreMaxHd / 32)];
