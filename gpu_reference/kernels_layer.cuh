@@ -240,9 +240,9 @@ __device__ void router_block(const Ops& ops, const float* x, float* xr, const fl
 // per-element stream loops carry no dead predicated iterations.
 template <class Ops, int SM>
 __global__ void __launch_bounds__(kRowThreads)
-    predict_kernel(Ops ops, const float* __restrict__ h, float* __restrict__ pred, float* __restrict__ m_out,
-                   float* __restrict__ an, QAct qan, DevMatrix router,
-                   DevMatrix predw, const float* router_norm, const float* in_norm, int T, int D, int S, float inv_d) {
+    predict_kernel(Ops ops, const float* __restrict__ h, const float* __restrict__ h0, float* __restrict__ pred,
+                   float* __restrict__ m_out, float* __restrict__ an, QAct qan, DevMatrix router, DevMatrix predw,
+                   const float* router_norm, const float* in_norm, int T, int D, int S, float inv_d) {
   N3_ROW_IDS;
   extern __shared__ __align__(16) unsigned char dsmem[];
   float* A = reinterpret_cast<float*>(dsmem);
@@ -251,20 +251,25 @@ __global__ void __launch_bounds__(kRowThreads)
   router_norm = stage_vec(st, router_norm, D);
   in_norm = stage_vec(st + D, in_norm, D);
   if (router.dtype == 0) router = stage_f32_matrix(st + 2 * D, router);
-  pdl_begin();
   const int t = blockIdx.y;
   const Slice sl = row_slice(D);
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
   __shared__ float s_m[kMaxStreams], s_c[kMaxStreams * kMaxStreams];
   __shared__ typename Ops::Norm s_n;
+  // The router and the coefficients read only stream 0, which h0 holds
+  // already (the kernel just before writes h[0] = h0: x0 after
+  // altup_project, corr[0] after per_layer_out), written two or more kernels
+  // back: they are computed before the wait, off the chain.
   {
     float* const dst[1] = {A};
-    const float* const src[1] = {h + row};
+    const float* const src[1] = {h0 + row};
     load_rows<1>(dst, src, D);
   }
   __syncthreads();
-  router_block(ops, A, B, router_norm, router, D, S, inv_d, s_m, blockIdx.x == 0 ? m_out + t * S : nullptr);
+  router_block(ops, A, B, router_norm, router, D, S, inv_d, s_m, nullptr);
   if (tid < S * S) s_c[tid] = ops.small_dot(s_m, predw, tid, S);
+  pdl_begin();
+  if (blockIdx.x == 0 && m_out && tid < S) m_out[t * S + tid] = s_m[tid];  // written by one block of the token
   __syncthreads();
   // pred[0] over all of D (an's norm reads it), the other streams over the slice.
   for (int i = tid; i < D; i += nthr) {
@@ -322,10 +327,12 @@ __global__ void __launch_bounds__(kRowThreads)
   const float* w = kind == 0 ? stage_vec(s_w, q_norm, hd) : kind == 1 ? stage_vec(s_w, k_norm, hd) : nullptr;
   if (kind < 2) inv_freq = stage_vec(s_freq, inv_freq, half);
   __syncthreads();
-  pdl_begin();
+  // The RoPE angles need only the position (host-written before the
+  // forward's first kernel): before the wait.
   const int64_t pos = step[0] + t;
   if (kind < 2)
     for (int i = tid; i < half; i += nthr) s_cs[i] = ops.rope_cs(pos, inv_freq[i]);
+  pdl_begin();
   float* x = kind == 0 ? q + (size_t(t) * H + head) * hd : (kind == 1 ? k : v) + size_t(t) * KVD + head * hd;
   for (int i = tid; i < hd; i += nthr) s_x[i] = x[i];
   __syncthreads();
@@ -565,14 +572,17 @@ template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
     per_layer_gate_kernel(Ops ops, const float* __restrict__ f_raw, const float* __restrict__ pli,
                           float* __restrict__ f, QAct qf, int P, int LP, int layer) {
-  pdl_begin();
   N3_ROW_IDS;
   const int t = blockIdx.x;
+  // pli is written once per forward, before the first layer: read before the wait.
+  const float* pl = pli + size_t(t) * LP + size_t(layer) * P;
+  const float pl0 = tid < P ? pl[tid] : 0.0f;
+  pdl_begin();
   for (int base = 0; base < P; base += nthr) {
     const int i = base + tid;
     float v = 0.0f;
     if (i < P) {
-      v = ops.store(ops.gelu(f_raw[size_t(t) * P + i]) * pli[size_t(t) * LP + size_t(layer) * P + i]);
+      v = ops.store(ops.gelu(f_raw[size_t(t) * P + i]) * (base == 0 ? pl0 : pl[i]));
       f[size_t(t) * P + i] = v;
     }
     lane_quantise(qf, t, i, v);

@@ -478,7 +478,7 @@ struct CudaModel::Impl {
         launch(rep ? "predict_kernel (again)" : "predict_kernel",
              S == 4 ? predict_kernel<O, 4> : predict_kernel<O, kMaxStreams>, rows, kRowThreads,
              4 * (4 * size_t(D) + router_stage_floats(w.router)), s_, ops, h_.get(),
-             pred_.get(), m_.get(), an_.get(), qan_.q, w.router, w.pred, w.router_norm, w.in_norm, T, D, S, inv_d);
+             l == 0 ? x0_.get() : corr_.get(), pred_.get(), m_.get(), an_.get(), qan_.q, w.router, w.pred, w.router_norm, w.in_norm, T, D, S, inv_d);
     });
     rec(Op::Router, l, {T, S}, m_.get());
     rec(Op::Pred, l, {S, T, D}, pred_.get());
