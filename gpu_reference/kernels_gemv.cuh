@@ -152,17 +152,17 @@ __device__ inline void load_pieces(const QAct& q, size_t qb, int32_t (&pk)[SPLIT
   }
 }
 
-// The RPW row sums of a warp's 64-bit partials (integers: any order gives
-// the same sums) by reduce-scatter: the first log2(RPW) shuffle steps
-// exchange halves of the rows instead of every row going through all five
-// steps. Returns the sum of row *row; lanes row * (32 / RPW) + [0, 32 / RPW)
-// hold row `row`. 6 shuffles for 4 rows instead of 20 plus a broadcast.
 // The row (< RPW) whose sum warp_rows_sum leaves in `lane`.
 template <int RPW>
 __device__ inline int rows_sum_row(int lane) {
   return RPW == 4 ? ((lane & 16) ? 2 : 0) + ((lane & 8) ? 1 : 0) : RPW == 2 ? ((lane & 16) ? 1 : 0) : 0;
 }
 
+// The RPW row sums of a warp's 64-bit partials (integers: any order gives
+// the same sums) by reduce-scatter: the first log2(RPW) shuffle steps
+// exchange halves of the rows instead of every row going through all five
+// steps. Returns the sum of row *row; lanes row * (32 / RPW) + [0, 32 / RPW)
+// hold row `row`. 6 shuffles for 4 rows instead of 20 plus a broadcast.
 template <int RPW>
 __device__ inline int64_t warp_rows_sum(const int64_t (&acc)[RPW], int lane, int* row) {
   static_assert(RPW == 1 || RPW == 2 || RPW == 4, "rows per warp: 1, 2 or 4");
@@ -575,33 +575,35 @@ int persist_blocks(K* k) {
   return n;
 }
 
-// On E4B (H200) it measured at or slightly above gemv_int4_kernel: 203.6
-// against 203.2 tok/s in one run, 207.2 against 199.0 in another (a
-// ping-pong variant with two tasks in flight measured 192.3). Compiling the
-// old kernel for 4 blocks per SM (64 registers) measured 191.9.
-// N3_CUDA_GEMV_PERSIST=0 turns it off.
-inline bool gemv_persist_enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("N3_CUDA_GEMV_PERSIST");
-    return !(e && std::string(e) == "0");
-  }();
-  return on;
-}
+// How decode GEMVs are launched (CudaModel fills it from N3_CUDA_GEMV_PERSIST
+// and N3_CUDA_GEMV_BLOCKS). The persistent kernel measured at or slightly
+// above gemv_int4_kernel on E4B (H200): 203.6 against 203.2 tok/s in one run,
+// 207.2 against 199.0 in another (a ping-pong variant with two tasks in
+// flight measured 192.3; the old kernel compiled for 4 blocks per SM, 191.9).
+struct GemvPlan {
+  bool persist = true;  // persistent warps for rows of up to 128 blocks
+  // > 0: at most this many persistent blocks. The test models' matrices are
+  // otherwise one task a warp; a small grid gives each warp many (the next
+  // task's prefetch, the activation kept across segments).
+  int max_blocks = 0;
+};
 
 template <int SPLITS, int RPW, int UMAX, int KSPLIT>
-void launch_persist(const char* name, GemvBatch b, cudaStream_t s) {
+void launch_persist(const char* name, GemvBatch b, cudaStream_t s, int max_blocks) {
   int ntask = 0;
   for (int i = 0; i < b.nseg; ++i) {
     b.seg[i].nblk = ceil_div(b.seg[i].w.rows, RPW);
     ntask += b.seg[i].nblk;
   }
   auto* k = gemv_int4_persist_kernel<SPLITS, RPW, UMAX, KSPLIT>;
-  const int blocks = std::min(persist_blocks(k), ceil_div(ntask, kGemvRows / KSPLIT));
+  int blocks = std::min(persist_blocks(k), ceil_div(ntask, kGemvRows / KSPLIT));
+  if (max_blocks > 0) blocks = std::min(blocks, max_blocks);
   launch(name, k, blocks, kGemvThreads, 0, s, b, ntask);
 }
 
 // NPU numerics: y = W x for every segment, T output rows each.
-inline void gemv_npu(std::vector<GemvSeg> segs, int T, cudaStream_t s, const char* name = "gemv_int4_kernel") {
+inline void gemv_npu(std::vector<GemvSeg> segs, int T, cudaStream_t s, const char* name = "gemv_int4_kernel",
+                     const GemvPlan& plan = {}) {
   GemvBatch fast;
   fast.T = T;
   int blocks = 0;
@@ -637,17 +639,18 @@ inline void gemv_npu(std::vector<GemvSeg> segs, int T, cudaStream_t s, const cha
   // Decode: persistent warps for rows of up to 128 blocks (the down
   // projection measured faster on gemv_int4_kernel's 8-warp split, 12.4
   // against 14.9 us in ncu).
-  if (T == 1 && max_nb <= 128 && gemv_persist_enabled()) {
+  if (T == 1 && max_nb <= 128 && plan.persist) {
+    const int mb = plan.max_blocks;
     if (max_nb <= 64) {
       if (splits == 2)
-        launch_persist<2, 4, 2, 1>(name, fast, s);
+        launch_persist<2, 4, 2, 1>(name, fast, s, mb);
       else
-        launch_persist<3, 4, 2, 1>(name, fast, s);
+        launch_persist<3, 4, 2, 1>(name, fast, s, mb);
     } else {
       if (splits == 2)
-        launch_persist<2, 2, 4, 1>(name, fast, s);
+        launch_persist<2, 2, 4, 1>(name, fast, s, mb);
       else
-        launch_persist<3, 2, 4, 1>(name, fast, s);
+        launch_persist<3, 2, 4, 1>(name, fast, s, mb);
     }
     return;
   }

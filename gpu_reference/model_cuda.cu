@@ -122,6 +122,7 @@ struct CudaModel::Impl {
   int again_ = 1;  // N3_CUDA_AGAIN=1: the idempotent per-token kernels run twice (their warm-cache time)
   // Elements of D a block of the sliced per-token kernels writes (N3_CUDA_ROW_SLICE; 0: one block a token).
   int row_slice_ = 256;
+  GemvPlan gemv_plan_;  // N3_CUDA_GEMV_PERSIST, N3_CUDA_GEMV_BLOCKS
   DevBuf<float> scores_;    // [H, kv_rows_]: the decode token's attention scores
   int gen_ = 0;  // bumps whenever activation buffers move (captured graphs go stale)
 
@@ -169,6 +170,8 @@ struct CudaModel::Impl {
     if (const char* g = std::getenv("N3_CUDA_ATTN_SPLIT")) split_attn_ = std::string(g) != "0";
     if (const char* g = std::getenv("N3_CUDA_AGAIN")) again_ = std::string(g) == "1" ? 2 : 1;
     if (const char* g = std::getenv("N3_CUDA_ROW_SLICE")) row_slice_ = std::atoi(g);
+    if (const char* g = std::getenv("N3_CUDA_GEMV_PERSIST")) gemv_plan_.persist = std::string(g) != "0";
+    if (const char* g = std::getenv("N3_CUDA_GEMV_BLOCKS")) gemv_plan_.max_blocks = std::atoi(g);
     if (npu_) scores_.resize(size_t(cfg_.q_heads) * kv_rows_);
     N3_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
     N3_CUDA(cudaEventCreate(&ev0_));
@@ -401,7 +404,7 @@ struct CudaModel::Impl {
       segs.push_back(g);
     }
     if (npu_)
-      gemv_npu(segs, T, s_, name);
+      gemv_npu(segs, T, s_, name, gemv_plan_);
     else
       gemv_ref(segs, T, s_, name);
   }

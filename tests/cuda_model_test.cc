@@ -61,6 +61,11 @@ struct Case {
   // hidden sizes (64-256) take one block a token at the default 256, so the
   // sliced per-token kernels need a smaller slice to run here.
   int row_slice = 0;
+  // Decode GEMVs: at most this many persistent blocks (N3_CUDA_GEMV_BLOCKS;
+  // 0: as many as stay resident), or none (persist = false:
+  // N3_CUDA_GEMV_PERSIST=0, gemv_int4_kernel for every matrix).
+  int gemv_blocks = 0;
+  bool persist = true;
 };
 
 std::vector<int32_t> ramp(int n, int mul, int add, int vocab) {
@@ -96,6 +101,13 @@ std::vector<Case> cases() {
                std::vector<int32_t>(tf.begin() + prompt.size(), tf.end()), 0, 32});
   v.push_back({"mid chunked, 64-element slices", synth_model("mid", 0), ramp(24, 101, 9, 2048),
                ramp(4, 13, 5, 2048), 7, 64});
+  // Many tasks a warp: the next task's weights and scale fetched ahead, the
+  // activation kept across segments reading the same vector (q/k/v/LAuReL,
+  // gate/up) and reloaded where it changes (o/LAuReL-right).
+  v.push_back({"mid, 2 persistent GEMV blocks", synth_model("mid", 0), ramp(24, 101, 9, 2048), ramp(4, 13, 5, 2048), 0,
+               0, 2});
+  v.push_back({"mid, no persistent GEMV", synth_model("mid", 0), ramp(24, 101, 9, 2048), ramp(4, 13, 5, 2048), 0, 0, 0,
+               false});
   return v;
 }
 
@@ -107,8 +119,12 @@ void run_both(const Case& c, const std::string& numerics, DumpCollector& gold, D
   auto w = open_weights_for(c.weights, numerics);
   GoldenModel gm(w, make_kernels(numerics, hw));
   if (c.row_slice > 0) setenv("N3_CUDA_ROW_SLICE", std::to_string(c.row_slice).c_str(), 1);
-  gpu::CudaModel cm(w, numerics, hw);  // reads N3_CUDA_ROW_SLICE once
+  if (c.gemv_blocks > 0) setenv("N3_CUDA_GEMV_BLOCKS", std::to_string(c.gemv_blocks).c_str(), 1);
+  if (!c.persist) setenv("N3_CUDA_GEMV_PERSIST", "0", 1);
+  gpu::CudaModel cm(w, numerics, hw);  // reads them once
   unsetenv("N3_CUDA_ROW_SLICE");
+  unsetenv("N3_CUDA_GEMV_BLOCKS");
+  unsetenv("N3_CUDA_GEMV_PERSIST");
   Sequence gs = gm.new_sequence();
   const int cs = cm.new_sequence();
   const size_t step = c.chunk > 0 ? size_t(c.chunk) : c.prompt.size();
