@@ -65,12 +65,16 @@ class DevBuf {
 // start while its predecessor in the stream finishes, and begins with
 // pdl_begin(): wait until the predecessor grid has completed and its writes
 // are visible (griddepcontrol.wait), then let the successor launch. Before
-// the wait a kernel reads only what no running kernel writes: weights, and
-// (kernels_layer.cuh) activations written two or more kernels back, complete
-// because each kernel lets its successor launch only after its own wait; it
-// writes nothing. So the stream order is kept; what is gained is the launch
-// latency of the next kernel and those loads, hidden behind this one
-// (hundreds of small kernels per decode token). N3_CUDA_PDL=0 turns it off.
+// the wait a kernel reads only what no running kernel writes: weights, the
+// step and positions (copied from the host before the forward's first
+// kernel), and activations written two or more kernels back, complete
+// because each kernel lets its successor launch only after its own wait
+// (predict's router runs on them); it writes nothing. Prefetches follow the
+// same rule into L1, which is not coherent; into L2, which is, they may
+// name lines the kernel just before is still writing (attention's key
+// rows). So the stream order is kept; what is gained is the launch latency
+// of the next kernel and that work, hidden behind this one (hundreds of
+// small kernels per decode token). N3_CUDA_PDL=0 turns it off.
 __device__ inline void pdl_begin() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
