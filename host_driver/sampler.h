@@ -47,9 +47,12 @@ void repetition_penalty(std::vector<double>& z, const std::vector<int>& ids, dou
 // Index of the largest value; ties go to the lowest id.
 int argmax(const std::vector<double>& z);
 // The same over n > 0 finite floats (the logits as a backend returns them),
-// with 16 independent running maxima: the greedy path of a 262 400-id
-// vocabulary is then a fraction of a millisecond less per token.
+// with 16 independent running maxima, and from 65 536 values on in chunks
+// over up to 8 OpenMP threads: the greedy path of a 262 400-id vocabulary
+// is then a fraction of a millisecond less per token.
 int argmax(const float* v, int n);
+// Whether all n values are finite (one pass, chunked over threads as argmax).
+bool all_finite(const float* v, int n);
 // Keeps the k largest values (order: value descending, then id ascending, so
 // ties at the boundary keep the lower ids); the rest become -inf. k <= 0 or
 // k >= size: no change.

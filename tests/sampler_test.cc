@@ -15,11 +15,14 @@
 #include <string>
 #include <vector>
 
+#include <omp.h>
+
 #include "golden/error.h"
 
 namespace n3::host {
 namespace {
 
+using sampling::all_finite;
 using sampling::argmax;
 using sampling::draw;
 using sampling::softmax;
@@ -246,6 +249,34 @@ TEST(SamplerStage, FloatArgmaxEqualsTheDoubleOne) {
       const std::vector<double> d(v.begin(), v.end());
       ASSERT_EQ(argmax(v.data(), n), argmax(d)) << "n " << n << ", trial " << trial;
     }
+}
+
+// Long vocabularies are scanned in chunks over threads: the maximum in any
+// chunk, equal maxima in several (the lowest id wins), for every thread count.
+TEST(SamplerStage, ChunkedArgmaxAndFiniteCheckEqualOneScan) {
+  const int n = 262400, saved = omp_get_max_threads();
+  std::mt19937_64 rng(11);
+  for (int threads = 1; threads <= 8; ++threads) {
+    omp_set_num_threads(threads);
+    for (int trial = 0; trial < 12; ++trial) {
+      std::vector<float> v(static_cast<size_t>(n));
+      for (float& x : v) x = float(rng() % 1000) * 0.01f;
+      const int copies = 1 + trial % 3;  // the maximum at 1 to 3 random places
+      for (int c = 0; c < copies; ++c) v[size_t(rng() % n)] = 20.0f;
+      if (trial == 0) v[size_t(n - 1)] = 30.0f;  // the last id alone
+      const std::vector<double> d(v.begin(), v.end());
+      ASSERT_EQ(argmax(v.data(), n), argmax(d)) << threads << " threads, trial " << trial;
+      EXPECT_TRUE(all_finite(v.data(), n));
+      const float odd[3] = {std::nanf(""), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()};
+      const int at = trial == 1 ? n - 1 : int(rng() % n);
+      const float keep = v[size_t(at)];
+      v[size_t(at)] = odd[trial % 3];
+      EXPECT_FALSE(all_finite(v.data(), n)) << threads << " threads, id " << at;
+      v[size_t(at)] = keep;
+    }
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(SamplerStage, DrawIsTheInverseCdfInIdOrder) {
