@@ -112,8 +112,9 @@ int argmax(const float* v, int n) {
 
 bool all_finite(const float* v, int n) {
   // Branch-free (it vectorises); split over threads like argmax.
+  const int nt = scan_threads(n);
   int bad = 0;
-#pragma omp parallel for num_threads(scan_threads(n)) reduction(| : bad) schedule(static)
+#pragma omp parallel for if (nt > 1) num_threads(nt) reduction(| : bad) schedule(static)
   for (int i = 0; i < n; ++i) bad |= !(std::fabs(v[i]) <= std::numeric_limits<float>::max());
   return !bad;
 }

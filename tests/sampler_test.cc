@@ -254,7 +254,11 @@ TEST(SamplerStage, FloatArgmaxEqualsTheDoubleOne) {
 // Long vocabularies are scanned in chunks over threads: the maximum in any
 // chunk, equal maxima in several (the lowest id wins), for every thread count.
 TEST(SamplerStage, ChunkedArgmaxAndFiniteCheckEqualOneScan) {
-  const int n = 262400, saved = omp_get_max_threads();
+  const int n = 262400;
+  struct Restore {  // the thread count, also when an assertion returns early
+    int saved = omp_get_max_threads();
+    ~Restore() { omp_set_num_threads(saved); }
+  } restore;
   std::mt19937_64 rng(11);
   for (int threads = 1; threads <= 8; ++threads) {
     omp_set_num_threads(threads);
@@ -276,7 +280,6 @@ TEST(SamplerStage, ChunkedArgmaxAndFiniteCheckEqualOneScan) {
       v[size_t(at)] = keep;
     }
   }
-  omp_set_num_threads(saved);
 }
 
 TEST(SamplerStage, DrawIsTheInverseCdfInIdOrder) {
