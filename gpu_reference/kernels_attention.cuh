@@ -257,10 +257,8 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
     const int kvh0 = h0 / (a.H / a.KVH);
     const int64_t vstride = int64_t(a.KVH) * hd;
     const float* vb = a.kv.v + lo * vstride + kvh0 * hd + d0;
-    for (int i = tid; i < n * ceil_div(hdb, 32); i += nthr) {
-      const int j = i / ceil_div(hdb, 32), c = i % ceil_div(hdb, 32);
-      prefetch_l1(vb + j * vstride + c * 32);
-    }
+    const int lines = ceil_div(hdb, 32);  // 128-byte lines of a row's columns
+    for (int i = tid; i < n * lines; i += nthr) prefetch_l1(vb + (i / lines) * vstride + (i % lines) * 32);
   }
   pdl_begin();
   int64_t* acc_s = reinterpret_cast<int64_t*>(smem);            // [G][hdb]
@@ -515,7 +513,8 @@ __global__ void __launch_bounds__(kScoreThreads) attention_scores_kernel(AttnArg
   attn_range(a, t, &lo, &hi);
   const int n = hi - lo + 1, j0 = blockIdx.z * kScorePos;
   {
-    const int kvh0 = h0 / (a.H / a.KVH), rows = min(n - j0, kScorePos), lines = nbd * 32 * 2 / 128;
+    // A key row's mantissas: nbd * 64 bytes, in 128-byte lines.
+    const int kvh0 = h0 / (a.H / a.KVH), rows = min(n - j0, kScorePos), lines = ceil_div(nbd * 64, 128);
     for (int i = tid; i < rows * lines; i += blockDim.x) {
       const size_t r = size_t(lo + j0 + i / lines) * a.KVH + kvh0;
       prefetch_l2(a.kv.kmant + r * nbd * 32 + (i % lines) * 64);

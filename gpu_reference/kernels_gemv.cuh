@@ -96,6 +96,11 @@ struct GemvSeg {
   int nblk = 0;   // CUDA blocks of this segment
 };
 constexpr int kMaxSegs = 4;
+// Whether two segments read the same activation rows (the same QAct: its
+// other arrays follow from the exponents' pointer).
+__host__ __device__ inline bool same_input(const GemvSeg& a, const GemvSeg& b) {
+  return a.q.exp == b.q.exp && a.q.nb == b.q.nb && a.t_in0 == b.t_in0;
+}
 struct GemvBatch {
   GemvSeg seg[kMaxSegs];
   int nseg = 0;
@@ -480,7 +485,7 @@ __global__ void __launch_bounds__(kGemvThreads, 2) gemv_int4_persist_kernel(Gemv
     const int nr = g.w.rows - r0 < RPW ? int(g.w.rows - r0) : RPW;
     // Segments reading the same activation (q, k, v and LAuReL's left
     // matrix; gate and up) keep the lane's blocks, e_max and shifts.
-    if (sg != cur && (cur < 0 || g.q.exp != a.seg[cur].q.exp || g.q.nb != a.seg[cur].q.nb || g.t_in0 != a.seg[cur].t_in0)) {
+    if (sg != cur && (cur < 0 || !same_input(g, a.seg[cur]))) {
       cur = sg;
       const size_t q0 = size_t(g.t_in0) * nb;
       // All of the lane's activation loads first (one round trip to memory).

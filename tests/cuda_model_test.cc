@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
-#include <string>
 
 #include "golden/diff.h"
 #include "golden/dump.h"
@@ -115,32 +114,6 @@ std::vector<Case> cases() {
 
 #ifdef N3_HAVE_CUDA
 
-// Sets (non-empty value) or leaves alone an environment variable for a
-// scope, restoring what was there before.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (value.empty()) return;
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-    set_ = true;
-  }
-  ~ScopedEnv() {
-    if (!set_) return;
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-  bool set_ = false;
-};
-
 // Runs a case on the golden model and on the GPU, recording every op.
 void run_both(const Case& c, const std::string& numerics, DumpCollector& gold, DumpCollector& cuda) {
   const HwConfig hw = load_hw_config(hw_path());
@@ -151,9 +124,9 @@ void run_both(const Case& c, const std::string& numerics, DumpCollector& gold, D
     // The case's switches for this model only; the caller's values (e.g.
     // N3_CUDA_GEMV_PERSIST=0 for the whole run) come back afterwards, also
     // when the constructor throws.
-    ScopedEnv slice("N3_CUDA_ROW_SLICE", c.row_slice > 0 ? std::to_string(c.row_slice) : "");
-    ScopedEnv blocks("N3_CUDA_GEMV_BLOCKS", c.gemv_blocks > 0 ? std::to_string(c.gemv_blocks) : "");
-    ScopedEnv persist("N3_CUDA_GEMV_PERSIST", c.persist ? "" : "0");
+    test::ScopedEnv slice("N3_CUDA_ROW_SLICE", c.row_slice > 0 ? std::to_string(c.row_slice) : "");
+    test::ScopedEnv blocks("N3_CUDA_GEMV_BLOCKS", c.gemv_blocks > 0 ? std::to_string(c.gemv_blocks) : "");
+    test::ScopedEnv persist("N3_CUDA_GEMV_PERSIST", c.persist ? "" : "0");
     made.emplace(w, numerics, hw);  // reads them once
   }
   gpu::CudaModel& cm = *made;

@@ -69,9 +69,11 @@ TEST_P(DumpDeterminism, GoldenDumpsAreByteIdenticalAcrossRunsAndThreadCounts) {
   const std::string d1 = test::temp_dir("d1"), d2 = test::temp_dir("d2"), d3 = test::temp_dir("d3");
   ASSERT_EQ(test::run_n3(args + d1 + " --force").status, 0);
   ASSERT_EQ(test::run_n3(args + d2 + " --force").status, 0);
-  ::setenv("OMP_NUM_THREADS", "1", 1);
-  const int rc = test::run_n3(args + d3 + " --force").status;
-  ::unsetenv("OMP_NUM_THREADS");
+  int rc;
+  {
+    test::ScopedEnv one_thread("OMP_NUM_THREADS", "1");
+    rc = test::run_n3(args + d3 + " --force").status;
+  }
   ASSERT_EQ(rc, 0);
   Manifest m = read_manifest(d1);
   ASSERT_GT(m.tensors.size(), 100u);

@@ -19,6 +19,7 @@
 #include "sim/systemc/npu.h"
 #endif
 #include "tests/sim_func_util.h"
+#include "tests/test_util.h"
 #include "tests/trace_check.h"
 
 namespace n3::test {
@@ -337,9 +338,11 @@ TEST(SystemcMicro, TargetsThatWaitInBTransportGiveTheSameCycles) {
   for (size_t i = 0; i < progs.size(); ++i) {
     json a, b;
     const double plain = sim_cycles("tlm_plain" + std::to_string(i), progs[i], &a);
-    setenv("N3_SC_TARGETS_WAIT", "1", 1);
-    const double waiting = sim_cycles("tlm_wait" + std::to_string(i), progs[i], &b);
-    unsetenv("N3_SC_TARGETS_WAIT");
+    double waiting;
+    {
+      test::ScopedEnv wait("N3_SC_TARGETS_WAIT", "1");
+      waiting = sim_cycles("tlm_wait" + std::to_string(i), progs[i], &b);
+    }
     EXPECT_NEAR(waiting, plain, 1e-6 * plain) << "program " << i;
     EXPECT_EQ(a["units"], b["units"]) << "program " << i;
   }

@@ -110,4 +110,19 @@ double cosine(const Tensor& a, const Tensor& b) {
   return ab / std::sqrt(aa * bb);
 }
 
+ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
+  if (value.empty()) return;
+  if (const char* old = std::getenv(name)) old_ = old;
+  ::setenv(name, value.c_str(), 1);
+  set_ = true;
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (!set_) return;
+  if (old_)
+    ::setenv(name_, old_->c_str(), 1);
+  else
+    ::unsetenv(name_);
+}
+
 }  // namespace n3::test

@@ -2,6 +2,7 @@
 // n3 as a subprocess, temp dirs, and whole-tensor comparisons that print the
 // worst element against its tolerance.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,22 @@ void expect_sims_match(const std::string& args, const std::string& dir, const st
 double rel_max_err(const Tensor& a, const Tensor& b);
 double max_abs_err(const Tensor& a, const Tensor& b);
 double cosine(const Tensor& a, const Tensor& b);
+
+// Sets an environment variable for a scope (an empty value leaves it alone)
+// and puts back what was there before, also when the scope ends by an
+// exception or a failed ASSERT: a suite run with the variable exported
+// keeps it for the tests after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+  bool set_ = false;
+};
 
 }  // namespace n3::test
