@@ -112,9 +112,11 @@ inline LaunchProfile& launch_profile() {
   return p;
 }
 
-// Launches kernel k (checking the launch), with programmatic stream serialization.
+// Launches kernel k (checking the launch); pdl: with programmatic stream
+// serialization.
 template <class... Exp, class... Act>
-void launch(const char* name, void (*k)(Exp...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, Act&&... args) {
+void launch_as(bool pdl, const char* name, void (*k)(Exp...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+               Act&&... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
@@ -124,7 +126,7 @@ void launch(const char* name, void (*k)(Exp...), dim3 grid, dim3 block, size_t s
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = pdl_enabled() ? 1 : 0;
+  cfg.numAttrs = pdl ? 1 : 0;
   LaunchProfile& prof = launch_profile();
   if (prof.on) {
     prof.marks.push_back({name, prof.used});
@@ -132,6 +134,11 @@ void launch(const char* name, void (*k)(Exp...), dim3 grid, dim3 block, size_t s
   }
   check_cuda(cudaLaunchKernelEx(&cfg, k, std::forward<Act>(args)...), name, __FILE__, __LINE__);
   if (prof.on) check_cuda(cudaEventRecord(prof.next(), s), "cudaEventRecord", __FILE__, __LINE__);
+}
+// The decode chain's launches: programmatic unless N3_CUDA_PDL=0.
+template <class... Exp, class... Act>
+void launch(const char* name, void (*k)(Exp...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, Act&&... args) {
+  launch_as(pdl_enabled(), name, k, grid, block, smem, s, std::forward<Act>(args)...);
 }
 
 constexpr unsigned kFull = 0xffffffffu;

@@ -232,42 +232,65 @@ __device__ void router_block(const Ops& ops, const float* x, float* xr, const fl
   __syncthreads();
 }
 
-// predict and input_norm: m = router(h0); c = m W_pred^T;
-// pred[p] = store(h[p] + sum_q c[S p + q] h[q]); an = RMSNorm(pred[0], w_in).
-// Dynamic shared memory: 4 D floats (the vectors the reductions read, the
-// two norm weights) + router_stage_floats.
-// SM: a compile-time bound on S (4 for Gemma 3n, else kMaxStreams), so the
-// per-element stream loops carry no dead predicated iterations.
-template <class Ops, int SM>
+// AltUp's router and prediction coefficients of one layer, for predict:
+// m = router(h0); c = m W_pred^T, stored per token as mc[t] = (m[0..S),
+// c[0..S*S)). They read only stream 0 of the layer's input, which is
+// final well before the layer starts (x0 for layer 0, post_mlp's corr[0]
+// of the layer before, which per_layer_out only copies into h[0]), so
+// CudaModel runs this kernel on a side stream beside the per-layer-input
+// GEMVs and kernels and predict joins it: the router, a chain of
+// reductions, is off the decode chain. Dynamic shared memory: 3 D floats +
+// router_stage_floats.
+template <class Ops>
 __global__ void __launch_bounds__(kRowThreads)
-    predict_kernel(Ops ops, const float* __restrict__ h, const float* __restrict__ h0, float* __restrict__ pred,
-                   float* __restrict__ m_out, float* __restrict__ an, QAct qan, DevMatrix router, DevMatrix predw,
-                   const float* router_norm, const float* in_norm, int T, int D, int S, float inv_d) {
+    altup_coefs_kernel(Ops ops, const float* __restrict__ h0, float* __restrict__ mc, DevMatrix router,
+                       DevMatrix predw, const float* router_norm, int D, int S, float inv_d) {
   N3_ROW_IDS;
   extern __shared__ __align__(16) unsigned char dsmem[];
   float* A = reinterpret_cast<float*>(dsmem);
   float* B = A + D;
   float* st = B + D;
   router_norm = stage_vec(st, router_norm, D);
-  in_norm = stage_vec(st + D, in_norm, D);
-  if (router.dtype == 0) router = stage_f32_matrix(st + 2 * D, router);
+  if (router.dtype == 0) router = stage_f32_matrix(st + D, router);
+  const int t = blockIdx.x;
+  __shared__ float s_m[kMaxStreams];
+  {
+    float* const dst[1] = {A};
+    const float* const src[1] = {h0 + size_t(t) * D};
+    load_rows<1>(dst, src, D);
+  }
+  __syncthreads();
+  router_block(ops, A, B, router_norm, router, D, S, inv_d, s_m, nullptr);
+  float* out = mc + size_t(t) * (S + S * S);
+  if (tid < S) out[tid] = s_m[tid];
+  if (tid < S * S) out[S + tid] = ops.small_dot(s_m, predw, tid, S);
+}
+
+// predict and input_norm, given mc (altup_coefs_kernel): c = mc's
+// coefficients; pred[p] = store(h[p] + sum_q c[S p + q] h[q]);
+// an = RMSNorm(pred[0], w_in). Dynamic shared memory: 2 D floats (pred[0],
+// which an's norm reads, and the norm weight).
+// SM: a compile-time bound on S (4 for Gemma 3n, else kMaxStreams), so the
+// per-element stream loops carry no dead predicated iterations.
+template <class Ops, int SM>
+__global__ void __launch_bounds__(kRowThreads)
+    predict_kernel(Ops ops, const float* __restrict__ h, const float* __restrict__ mc, float* __restrict__ pred,
+                   float* __restrict__ m_out, float* __restrict__ an, QAct qan, const float* in_norm, int T, int D,
+                   int S) {
+  N3_ROW_IDS;
+  extern __shared__ __align__(16) unsigned char dsmem[];
+  float* A = reinterpret_cast<float*>(dsmem);
+  in_norm = stage_vec(A + D, in_norm, D);
   const int t = blockIdx.y;
   const Slice sl = row_slice(D);
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
   __shared__ float s_m[kMaxStreams], s_c[kMaxStreams * kMaxStreams];
   __shared__ typename Ops::Norm s_n;
-  // The router and the coefficients read only stream 0, which h0 holds
-  // already (the kernel just before writes h[0] = h0: x0 after
-  // altup_project, corr[0] after per_layer_out), written two or more kernels
-  // back: they are computed before the wait, off the chain.
-  {
-    float* const dst[1] = {A};
-    const float* const src[1] = {h0 + row};
-    load_rows<1>(dst, src, D);
-  }
-  __syncthreads();
-  router_block(ops, A, B, router_norm, router, D, S, inv_d, s_m, nullptr);
-  if (tid < S * S) s_c[tid] = ops.small_dot(s_m, predw, tid, S);
+  // mc comes from the side stream predict joins (a full dependency, unlike
+  // the programmatic one on the kernel before): complete at launch.
+  const float* mt = mc + size_t(t) * (S + S * S);
+  if (tid < S) s_m[tid] = mt[tid];
+  if (tid < S * S) s_c[tid] = mt[S + tid];
   pdl_begin();
   if (blockIdx.x == 0 && m_out && tid < S) m_out[t * S + tid] = s_m[tid];  // written by one block of the token
   __syncthreads();

@@ -117,6 +117,11 @@ struct CudaModel::Impl {
   int attn_bound_ = 0;
   cudaStream_t s_ = nullptr;
   cudaEvent_t ev0_ = nullptr, ev1_ = nullptr;
+  // The side stream that computes a layer's AltUp router and coefficients
+  // (altup_coefs) beside the decode chain, forked and joined by events.
+  cudaStream_t side_ = nullptr;
+  cudaEvent_t fork_ev_ = nullptr, join_ev_ = nullptr;
+  DevBuf<float> mc_;  // [T, S + S * S]: the next layer's router outputs and coefficients
   bool graphs_ = true;
   bool split_attn_ = true;  // decode: attention scores in a kernel of their own (N3_CUDA_ATTN_SPLIT=0: off)
   int again_ = 1;  // N3_CUDA_AGAIN=1: the idempotent per-token kernels run twice (their warm-cache time)
@@ -176,6 +181,9 @@ struct CudaModel::Impl {
     N3_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
     N3_CUDA(cudaEventCreate(&ev0_));
     N3_CUDA(cudaEventCreate(&ev1_));
+    N3_CUDA(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+    N3_CUDA(cudaEventCreateWithFlags(&fork_ev_, cudaEventDisableTiming));
+    N3_CUDA(cudaEventCreateWithFlags(&join_ev_, cudaEventDisableTiming));
     upload_weights();
     const int hd = cfg_.head_dim;
     const size_t smem = std::max({attn_npu_smem(int(kv_rows_), hd, f_.bfp_block), size_t(kv_rows_) * 8 + 16,
@@ -200,6 +208,8 @@ struct CudaModel::Impl {
     const size_t optin = prop.sharedMemPerBlockOptin;
     allow_smem(post_attention_kernel<NpuOps>, optin);
     allow_smem(post_attention_kernel<RefOps>, optin);
+    allow_smem(altup_coefs_kernel<NpuOps>, optin);
+    allow_smem(altup_coefs_kernel<RefOps>, optin);
     auto allow_streams = [optin](auto sm) {  // the S-bounded kernels, per stream bound
       constexpr int SM = decltype(sm)::value;
       allow_smem(predict_kernel<NpuOps, SM>, optin);
@@ -229,6 +239,9 @@ struct CudaModel::Impl {
     if (logits_h_) cudaFreeHost(logits_h_);
     if (ev0_) cudaEventDestroy(ev0_);
     if (ev1_) cudaEventDestroy(ev1_);
+    if (fork_ev_) cudaEventDestroy(fork_ev_);
+    if (join_ev_) cudaEventDestroy(join_ev_);
+    if (side_) cudaStreamDestroy(side_);
     if (s_) cudaStreamDestroy(s_);
   }
 
@@ -341,6 +354,7 @@ struct CudaModel::Impl {
     pli_.resize(T * LP);
     m_.resize(T * S);
     m2_.resize(T * S);
+    mc_.resize(T * (S + S * S));
     q_.resize(T * QD);
     ctx_.resize(T * QD);
     k_.resize(T * KVD);
@@ -467,6 +481,22 @@ struct CudaModel::Impl {
     });
   }
 
+  // Forks the side stream off s_ at this point of the chain (its input,
+  // stream 0 of layer l's input, is written by then) for layer l's router
+  // outputs and coefficients; layer l's predict joins it.
+  void altup_coefs(int l, int T) {
+    const LayerW& w = layers_[l];
+    const int D = cfg_.hidden, S = cfg_.altup_streams;
+    N3_CUDA(cudaEventRecord(fork_ev_, s_));
+    N3_CUDA(cudaStreamWaitEvent(side_, fork_ev_, 0));
+    with_ops([&](auto ops) {
+      launch_as(false, "altup_coefs_kernel", altup_coefs_kernel<decltype(ops)>, T, kRowThreads,
+                4 * (3 * size_t(D) + router_stage_floats(w.router)), side_, ops, l == 0 ? x0_.get() : corr_.get(),
+                mc_.get(), w.router, w.pred, w.router_norm, D, S, 1.0f / float(D));
+    });
+    N3_CUDA(cudaEventRecord(join_ev_, side_));
+  }
+
   void decoder_layer(int l, Seq& sq, int T, const Rec& rec) {
     const LayerW& w = layers_[l];
     const int D = cfg_.hidden, S = cfg_.altup_streams, F = cfg_.ffn[l], P = cfg_.pl_dim;
@@ -474,14 +504,15 @@ struct CudaModel::Impl {
     const bool owns = cfg_.owns_kv(l);
     const dim3 rows(row_slices(D, row_slice_), T);  // the sliced kernels' grid
 
-    // predict: router, coefficients, pred; an = RMSNorm(pred[0]).
+    // predict: pred from the router outputs and coefficients that
+    // altup_coefs computed on the side stream; an = RMSNorm(pred[0]).
+    N3_CUDA(cudaStreamWaitEvent(s_, join_ev_, 0));
     with_ops([&](auto ops) {
       using O = decltype(ops);
       for (int rep = 0; rep < again_; ++rep)
         launch(rep ? "predict_kernel (again)" : "predict_kernel",
-             S == 4 ? predict_kernel<O, 4> : predict_kernel<O, kMaxStreams>, rows, kRowThreads,
-             4 * (4 * size_t(D) + router_stage_floats(w.router)), s_, ops, h_.get(),
-             l == 0 ? x0_.get() : corr_.get(), pred_.get(), m_.get(), an_.get(), qan_.q, w.router, w.pred, w.router_norm, w.in_norm, T, D, S, inv_d);
+             S == 4 ? predict_kernel<O, 4> : predict_kernel<O, kMaxStreams>, rows, kRowThreads, 4 * 2 * size_t(D), s_,
+             ops, h_.get(), mc_.get(), pred_.get(), m_.get(), an_.get(), qan_.q, w.in_norm, T, D, S);
     });
     rec(Op::Router, l, {T, S}, m_.get());
     rec(Op::Pred, l, {S, T, D}, pred_.get());
@@ -528,6 +559,7 @@ struct CudaModel::Impl {
              al_.get(), pred_.get(), o_.get(), m2_.get(), corr_.get(), gin_.get(), qgin_.q, w.post_ffn, w.router_norm,
              w.router, w.corr, cfg_.altup_correct_scale ? w.out_scale : nullptr, T, D, S, inv_d);
     });
+    if (l + 1 < cfg_.layers) altup_coefs(l + 1, T);  // reads corr[0], final now
     rec(Op::FfnOut, l, {T, D}, o_.get());
     rec(Op::CorrRouter, l, {T, S}, m2_.get());
     rec(Op::Corr, l, {S, T, D}, corr_.get());
@@ -654,6 +686,7 @@ struct CudaModel::Impl {
     const Rec rec{this, recorder, ph};
     const int D = cfg_.hidden, S = cfg_.altup_streams;
     embed(T);
+    altup_coefs(0, T);  // reads x0
     rec(Op::Embed, -1, {T, D}, x0_.get());
     per_layer_inputs_and_altup_project(T);
     rec(Op::PerLayerInputs, -1, {T, cfg_.layers, cfg_.pl_dim}, pli_.get());
