@@ -25,5 +25,12 @@ if(CMAKE_CUDA_COMPILER)
   target_link_libraries(n3_cuda PUBLIC n3_golden n3_host CUDA::cudart_static)
   target_link_libraries(n3_host PUBLIC n3_cuda)
   target_compile_definitions(n3_host PUBLIC N3_HAVE_CUDA=1)
+  # The kernel tracer (gpu_reference/tools/kernel_trace.cc, CUPTI): a library
+  # the CUDA driver loads into a run through CUDA_INJECTION64_PATH; built
+  # where the toolkit has CUPTI.
+  if(TARGET CUDA::cupti)
+    add_library(n3_kernel_trace SHARED ${CMAKE_SOURCE_DIR}/gpu_reference/tools/kernel_trace.cc)
+    target_link_libraries(n3_kernel_trace PRIVATE CUDA::cupti)
+  endif()
   message(STATUS "n3: CUDA reference path (n3_cuda) for sm_90 + PTX")
 endif()
