@@ -14,6 +14,7 @@ cuda_decode_bench). --layer L: also list layer L's kernels in order.
 """
 import argparse
 import collections
+import re
 import sys
 
 
@@ -41,8 +42,11 @@ def main():
     step = step[: last + 1]
 
     def short(name):
-        base = name.split("(")[0].replace("void ", "")
-        return base.split("<")[0].replace("n3::gpu::", "")
+        # CUPTI gives mangled names: _ZN2n33gpu<length><name>I<template args>...
+        m = re.match(r"_ZN2n33gpu(\d+)", name)
+        if m:
+            return name[m.end():m.end() + int(m.group(1))]
+        return name.split("(")[0].replace("void ", "").split("<")[0].replace("n3::gpu::", "")
 
     t0, prev_end = step[0][0], step[0][0]
     rows, tot = [], collections.defaultdict(lambda: [0, 0.0, 0.0])
