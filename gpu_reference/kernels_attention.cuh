@@ -36,6 +36,9 @@ struct AttnArgs {
   // kernel computes them itself.
   float* scores = nullptr;
   int sld = 0;
+  // With scores: the group kernel computes the V blocks it reads before the
+  // wait (N3_CUDA_ATTN_PRE=0: after it, as without scores).
+  bool pre_v = true;
 };
 
 // [lo, hi] of the cache rows query t attends to. Rows hold consecutive
@@ -228,11 +231,18 @@ constexpr int kGroupThreads = 512;
 constexpr int kMaxGroup = 8;
 constexpr int32_t kNoTop = INT32_MIN;
 
-// Shared memory for G heads and at most nmax positions.
-inline size_t attn_group_smem(int G, int nmax, int hd) {
+// After attention_scores_kernel, each thread of the 8-lane p.V path keeps
+// the V blocks it will read (block exponent, 4 mantissas) for up to
+// kPreSlots position blocks in shared memory, computed before the wait.
+constexpr int kPreSlots = 8;
+constexpr size_t kPreBytes = size_t(kPreSlots) * kGroupThreads * 12;
+
+// Shared memory for G heads and at most nmax positions (split: after
+// attention_scores_kernel, with the precomputed V blocks).
+inline size_t attn_group_smem(int G, int nmax, int hd, bool split = false) {
   const size_t nbn = ceil_div(nmax, 32), nbd = ceil_div(hd, 32);
   return size_t(G) * (8 * size_t(hd) + 2 * 32 * (nbd + nbn) + 4 * (size_t(nmax) + nbn + nbd + hd)) + 4 * size_t(hd) +
-         64;
+         64 + (split ? kPreBytes + 16 : 0);
 }
 // Columns per block: slices of 64 spread a head's V work over more SMs.
 inline int attn_slice(int hd) { return hd % 64 == 0 ? 64 : hd; }
@@ -253,14 +263,6 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
   int lo, hi;
   attn_range(a, t, &lo, &hi);
   const int n = hi - lo + 1, nbd = ceil_div(hd, 32), nbn = ceil_div(n, 32);
-  if (pre) {
-    const int kvh0 = h0 / (a.H / a.KVH);
-    const int64_t vstride = int64_t(a.KVH) * hd;
-    const float* vb = a.kv.v + lo * vstride + kvh0 * hd + d0;
-    const int lines = ceil_div(hdb, 32);  // 128-byte lines of a row's columns
-    for (int i = tid; i < n * lines; i += nthr) prefetch_l1(vb + (i / lines) * vstride + (i % lines) * 32);
-  }
-  pdl_begin();
   int64_t* acc_s = reinterpret_cast<int64_t*>(smem);            // [G][hdb]
   int16_t* mq = reinterpret_cast<int16_t*>(acc_s + G * hd);     // [G][nbd * 32]
   int16_t* mp = mq + G * nbd * 32;                              // [G][nbn * 32]
@@ -270,6 +272,56 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
   int32_t* etop = eq + G * nbd;                                 // [G][hdb]
   int32_t* cpois = etop + G * hd;                               // [hdb]
   __shared__ int s_ppois[G];
+
+  // p . V[:, d], 8 lanes a column (below): lane (col, sub) holds positions
+  // sub * 4 .. sub * 4 + 3 of each 32-position block; warp sets ps take the
+  // position blocks ps, ps + nps, ...
+  const int64_t stride = int64_t(a.KVH) * hd;
+  const int kvh = h0 / (a.H / a.KVH);
+  const int W = hdb >> 2;  // warps per set of position blocks
+  const bool lanes8 = (hdb & 3) == 0 && W > 0 && W <= nwarps;
+  const int nps = lanes8 ? nwarps / W : 1, ps = lanes8 ? warp / W : 0;
+  const int col = lanes8 ? (warp % W) * 4 + (lane >> 3) : 0, sub = lane & 7;
+  const float* v8 = a.kv.v + lo * stride + kvh * hd + d0 + col;
+  auto load4 = [&](int k, float (&x)[4]) {
+    int em = kLaneZero;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int pos = k * 32 + sub * 4 + j;
+      x[j] = pos < n ? v8[pos * stride] : 0.0f;
+      em = max(em, lane_exponent(x[j]));
+    }
+#pragma unroll
+    for (int off = 1; off < 8; off <<= 1) em = max(em, __shfl_xor_sync(kFull, em, off));
+    return block_exponent(em, M);
+  };
+  // After the scores kernel the V rows are final (appended by qkv_kernel, two
+  // kernels back: cuda_util.cuh, pdl_begin), and the V blocks do not depend
+  // on p: their exponents and mantissas are computed before the wait when
+  // they fit kPreSlots a thread (pre_e / pre_m, [slot][thread], after the
+  // layout above); otherwise their columns are only asked of L1.
+  const bool precomp = pre && a.pre_v && lanes8 && ceil_div(nbn, nps) <= kPreSlots;
+  int32_t* pre_e = reinterpret_cast<int32_t*>((reinterpret_cast<uintptr_t>(cpois + hd) + 15) & ~uintptr_t(15));
+  int2* pre_m = reinterpret_cast<int2*>(pre_e + kPreSlots * nthr);
+  if (precomp) {
+    if (ps < nps)
+      for (int k = ps, kk = 0; k < nbn; k += nps, ++kk) {
+        float x[4];
+        const int32_t ev = load4(k, x);
+        const bool ok = ev != num::kBfpZero && ev != num::kBfpPoison;
+        int32_t m[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) m[j] = ok ? lane_mantissa(x[j], ev, M) : 0;
+        pre_e[kk * nthr + tid] = ev;
+        pre_m[kk * nthr + tid] = make_int2(int((uint32_t(uint16_t(m[0])) | (uint32_t(uint16_t(m[1])) << 16))),
+                                           int((uint32_t(uint16_t(m[2])) | (uint32_t(uint16_t(m[3])) << 16))));
+      }
+  } else if (pre) {
+    const float* vb = a.kv.v + lo * stride + kvh * hd + d0;
+    const int lines = ceil_div(hdb, 32);  // 128-byte lines of a row's columns
+    for (int i = tid; i < n * lines; i += nthr) prefetch_l1(vb + (i / lines) * stride + (i % lines) * 32);
+  }
+  pdl_begin();
 
   for (int i = tid; i < G * hdb; i += nthr) {
     acc_s[i] = 0;
@@ -294,7 +346,6 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
   // Scores q_h . k_j against the cached BFP key rows (num::dot_bfp_bfp):
   // lane groups (scores_lanes) where the head size allows, else a thread a
   // (head, position).
-  const int kvh = h0 / (a.H / a.KVH);
   if (!pre && attn_scores_lanes(hd)) {
     if (tid < G) s_ppois[tid] = bfp_view(mq + tid * nbd * 32, eq + tid * nbd, hd, 32).poison ? 1 : 0;
     __syncthreads();
@@ -335,36 +386,18 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
   __syncthreads();
   if (tid < G) s_ppois[tid] = bfp_view(mp + tid * nbn * 32, ep + tid * nbn, n, 32).poison ? 1 : 0;
 
-  const int64_t stride = int64_t(a.KVH) * hd;
-  const int W = hdb >> 2;  // warps per set of position blocks
-  if ((hdb & 3) == 0 && W > 0 && W <= nwarps) {
-    // p . V[:, d], 8 lanes a column: lane (col, sub) holds positions
-    // sub * 4 .. sub * 4 + 3 of each 32-position block; the block's exponent
-    // is a max over the 8 lanes and its partial an integer sum over them
-    // (shuffles), so a block is 4 loads a lane instead of 32 on one thread.
-    // Warp sets ps take the position blocks ps, ps + nps, ...
-    const int nps = nwarps / W, ps = warp / W, col = (warp % W) * 4 + (lane >> 3), sub = lane & 7;
-    const float* v = a.kv.v + lo * stride + kvh * hd + d0 + col;
-    auto load4 = [&](int k, float (&x)[4]) {
-      int em = kLaneZero;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int pos = k * 32 + sub * 4 + j;
-        x[j] = pos < n ? v[pos * stride] : 0.0f;
-        em = max(em, lane_exponent(x[j]));
-      }
-#pragma unroll
-      for (int off = 1; off < 8; off <<= 1) em = max(em, __shfl_xor_sync(kFull, em, off));
-      return block_exponent(em, M);
-    };
+  if (lanes8) {
+    // p . V[:, d], 8 lanes a column: the block's exponent is a max over the
+    // 8 lanes and its partial an integer sum over them (shuffles), so a
+    // block is 4 loads a lane instead of 32 on one thread.
     if (ps < nps) {  // warp-uniform, as are the loops below
       int top[G];
       bool any[G];
       for (int hh = 0; hh < G; ++hh) top[hh] = kNoTop, any[hh] = false;
       int pois = 0;
-      for (int k = ps; k < nbn; k += nps) {
+      for (int k = ps, kk = 0; k < nbn; k += nps, ++kk) {
         float x[4];
-        const int32_t ev = load4(k, x);
+        const int32_t ev = precomp ? pre_e[kk * nthr + tid] : load4(k, x);
         if (ev == num::kBfpPoison) pois = 1;
         if (ev == num::kBfpPoison || ev == num::kBfpZero) continue;
         for (int hh = 0; hh < G; ++hh) {
@@ -386,16 +419,24 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
       int64_t acc[G];
       int32_t tops[G];
       for (int hh = 0; hh < G; ++hh) acc[hh] = 0, tops[hh] = etop[hh * hdb + col];
-      for (int k = ps; k < nbn; k += nps) {
+      for (int k = ps, kk = 0; k < nbn; k += nps, ++kk) {
         bool use = false;
         for (int hh = 0; hh < G; ++hh) use = use || ep[hh * nbn + k] != num::kBfpZero;
         if (!use) continue;
-        float x[4];
-        const int32_t ev = load4(k, x);
-        const bool live = !cp && ev != num::kBfpZero && ev != num::kBfpPoison;
-        int32_t m[4];
+        int32_t ev, m[4];
+        if (precomp) {  // a block with !live adds nothing below, whatever m holds
+          ev = pre_e[kk * nthr + tid];
+          const int2 pm2 = pre_m[kk * nthr + tid];
+          m[0] = int16_t(pm2.x & 0xffff), m[1] = int16_t(uint32_t(pm2.x) >> 16);
+          m[2] = int16_t(pm2.y & 0xffff), m[3] = int16_t(uint32_t(pm2.y) >> 16);
+        } else {
+          float x[4];
+          ev = load4(k, x);
+          const bool ok = ev != num::kBfpZero && ev != num::kBfpPoison;
 #pragma unroll
-        for (int j = 0; j < 4; ++j) m[j] = live ? lane_mantissa(x[j], ev, M) : 0;
+          for (int j = 0; j < 4; ++j) m[j] = ok ? lane_mantissa(x[j], ev, M) : 0;
+        }
+        const bool live = !cp && ev != num::kBfpZero && ev != num::kBfpPoison;
         for (int hh = 0; hh < G; ++hh) {
           const int32_t e = ep[hh * nbn + k];
           if (e == num::kBfpZero) continue;
@@ -598,16 +639,17 @@ inline void attention(const AttnArgs& a, bool npu, const num::Formats& f, int nm
     const int group = a.H / a.KVH;
     if (f.bfp_block == 32) {
       // As many heads of the KV group per block as fit in shared memory.
+      const int gs = group;
+      const bool split = a.scores && attn_scores_split(a.hd) && (gs == 1 || gs == 2 || gs == 4 || gs == 8);
       int G = 1;
       for (int g = kMaxGroup; g > 1; g /= 2)
-        if (group % g == 0 && attn_group_smem(g, nmax, a.hd) <= smem_limit) {
+        if (group % g == 0 && attn_group_smem(g, nmax, a.hd, split) <= smem_limit) {
           G = g;
           break;
         }
-      const size_t smem = attn_group_smem(G, nmax, a.hd);
+      const size_t smem = attn_group_smem(G, nmax, a.hd, split);
       int slice = attn_slice(a.hd);
-      const int gs = group;
-      if (a.scores && attn_scores_split(a.hd) && (gs == 1 || gs == 2 || gs == 4 || gs == 8)) {
+      if (split) {
         // The scores over T x KVH x (nmax / kScorePos) blocks first, then the
         // softmax and p.V with 32-column slices (twice the blocks).
         const dim3 sg(a.T, a.KVH, ceil_div(nmax, kScorePos));

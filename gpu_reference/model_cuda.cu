@@ -124,6 +124,7 @@ struct CudaModel::Impl {
   DevBuf<float> mc_;  // [T, S + S * S]: the next layer's router outputs and coefficients
   bool graphs_ = true;
   bool split_attn_ = true;  // decode: attention scores in a kernel of their own (N3_CUDA_ATTN_SPLIT=0: off)
+  bool attn_pre_ = true;    // then V's blocks before the wait (N3_CUDA_ATTN_PRE=0: off)
   int again_ = 1;  // N3_CUDA_AGAIN=1: the idempotent per-token kernels run twice (their warm-cache time)
   // Elements of D a block of the sliced per-token kernels writes (N3_CUDA_ROW_SLICE; 0: one block a token).
   int row_slice_ = 256;
@@ -173,6 +174,7 @@ struct CudaModel::Impl {
     kv_rows_ = hw.integer("kv.cap_tokens");
     if (const char* g = std::getenv("N3_CUDA_GRAPHS")) graphs_ = std::string(g) != "0";
     if (const char* g = std::getenv("N3_CUDA_ATTN_SPLIT")) split_attn_ = std::string(g) != "0";
+    if (const char* g = std::getenv("N3_CUDA_ATTN_PRE")) attn_pre_ = std::string(g) != "0";
     if (const char* g = std::getenv("N3_CUDA_AGAIN")) again_ = std::string(g) == "1" ? 2 : 1;
     if (const char* g = std::getenv("N3_CUDA_ROW_SLICE")) row_slice_ = std::atoi(g);
     if (const char* g = std::getenv("N3_CUDA_GEMV_PERSIST")) gemv_plan_.persist = std::string(g) != "0";
@@ -187,7 +189,7 @@ struct CudaModel::Impl {
     upload_weights();
     const int hd = cfg_.head_dim;
     const size_t smem = std::max({attn_npu_smem(int(kv_rows_), hd, f_.bfp_block), size_t(kv_rows_) * 8 + 16,
-                                  attn_group_smem(1, int(kv_rows_), hd)});
+                                  attn_group_smem(1, int(kv_rows_), hd, npu_)});
     cudaDeviceProp prop;
     N3_CUDA(cudaGetDeviceProperties(&prop, 0));
     smem_limit_ = prop.sharedMemPerBlockOptin - 1024;  // room for the kernels' static shared memory
@@ -623,6 +625,7 @@ struct CudaModel::Impl {
     if (npu_ && T == 1 && split_attn_) {
       a.scores = scores_.get();
       a.sld = int(kv_rows_);
+      a.pre_v = attn_pre_;
     }
     const int nmax = int(a.window > 0 ? std::min<int64_t>(a.window, kv_rows_) : attn_bound_);
     for (int rep = 0; rep < again_; ++rep) gpu::attention(a, npu_, f_, nmax, smem_limit_, s_);

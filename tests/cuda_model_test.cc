@@ -67,6 +67,9 @@ struct Case {
   // N3_CUDA_GEMV_PERSIST=0, gemv_int4_kernel for every matrix).
   int gemv_blocks = 0;
   bool persist = true;
+  // false: N3_CUDA_ATTN_PRE=0, the attention group kernel loads V's blocks
+  // after the wait (the path of contexts longer than its shared-memory slots).
+  bool attn_pre = true;
 };
 
 std::vector<int32_t> ramp(int n, int mul, int add, int vocab) {
@@ -109,6 +112,8 @@ std::vector<Case> cases() {
                0, 2});
   v.push_back({"mid, no persistent GEMV", synth_model("mid", 0), ramp(24, 101, 9, 2048), ramp(4, 13, 5, 2048), 0, 0, 0,
                false});
+  v.push_back({"tiny, V blocks after the wait", synth_model("tiny", 0), ramp(13, 37, 5, 256), ramp(4, 11, 3, 256), 0, 0,
+               0, true, false});
   return v;
 }
 
@@ -127,6 +132,7 @@ void run_both(const Case& c, const std::string& numerics, DumpCollector& gold, D
     test::ScopedEnv slice("N3_CUDA_ROW_SLICE", c.row_slice > 0 ? std::to_string(c.row_slice) : "");
     test::ScopedEnv blocks("N3_CUDA_GEMV_BLOCKS", c.gemv_blocks > 0 ? std::to_string(c.gemv_blocks) : "");
     test::ScopedEnv persist("N3_CUDA_GEMV_PERSIST", c.persist ? "" : "0");
+    test::ScopedEnv pre("N3_CUDA_ATTN_PRE", c.attn_pre ? "" : "0");
     made.emplace(w, numerics, hw);  // reads them once
   }
   gpu::CudaModel& cm = *made;
