@@ -36,6 +36,9 @@ struct AttnArgs {
   // kernel computes them itself.
   float* scores = nullptr;
   int sld = 0;
+  // Whether the kernel just before appended this step's rows to kv (the
+  // layer owns its cache): attention_scores_kernel loads those after the wait.
+  bool appends = true;
   // With scores: the group kernel computes the V blocks it reads before the
   // wait (N3_CUDA_ATTN_PRE=0: after it, as without scores).
   bool pre_v = true;
@@ -156,6 +159,27 @@ __global__ void __launch_bounds__(kAttnThreads) attention_npu_kernel(AttnArgs a,
   }
 }
 
+// What a lane of scores_lanes reads of its key row: block k's exponent and
+// 32 mantissas, and the row's poison flag.
+struct KeyLane {
+  int32_t ek;
+  int kp;
+  int4 kv4[4];
+};
+// Lane tid's key block for the lane-group pass starting at position base.
+__device__ inline KeyLane load_key_lane(const AttnArgs& a, int kvh, int lo, int base, int j0, int j1, int nbd) {
+  const int tid = threadIdx.x, k = tid % nbd, j = base + tid / nbd;
+  const bool live = j < j1;
+  const size_t r = size_t(lo + (live ? j : j0)) * a.KVH + kvh;
+  KeyLane kl;
+  kl.ek = live ? a.kv.kexp[r * nbd + k] : num::kBfpZero;
+  kl.kp = live ? a.kv.kpois[r] : 0;
+  const int4* km = reinterpret_cast<const int4*>(a.kv.kmant + (r * nbd + k) * 32);
+#pragma unroll
+  for (int c = 0; c < 4; ++c) kl.kv4[c] = live ? km[c] : make_int4(0, 0, 0, 0);
+  return kl;
+}
+
 // Scores of G query heads (BFP in shared memory: mantissas mq[hh * nbd * 32],
 // exponents eq[hh * nbd], poison qpois[hh]) against the cached key rows
 // lo + j, j in [j0, j1), of KV head kvh: num::dot_bfp_bfp bit for bit. The nbd
@@ -163,20 +187,20 @@ __global__ void __launch_bounds__(kAttnThreads) attention_npu_kernel(AttnArgs a,
 // blocks (one 64-byte mantissa load each, shared by the G heads); e_top is
 // their max (no order), the aligned block partials an integer sum (no
 // order). Writes out[hh * ld + j - j0]. Every thread of the block calls it.
+// pre: the lane's key block, already loaded (load_key_lane at base j0), when
+// one pass covers [j0, j1).
 template <int G>
 __device__ inline void scores_lanes(const AttnArgs& a, const num::Formats& f, const int16_t* mq, const int32_t* eq,
-                                    const int* qpois, int kvh, int lo, int j0, int j1, int nbd, float* out, int ld) {
+                                    const int* qpois, int kvh, int lo, int j0, int j1, int nbd, float* out, int ld,
+                                    const KeyLane* pre = nullptr) {
   const int tid = threadIdx.x, k = tid % nbd, per = blockDim.x / nbd;
   for (int base = j0; base < j1; base += per) {  // the same trip count on every lane
     const int j = base + tid / nbd;
     const bool live = j < j1;  // uniform over a lane group; groups never straddle a warp
-    const size_t r = size_t(lo + (live ? j : j0)) * a.KVH + kvh;
-    const int32_t ek = live ? a.kv.kexp[r * nbd + k] : num::kBfpZero;
-    const int kp = live ? a.kv.kpois[r] : 0;
-    const int4* km = reinterpret_cast<const int4*>(a.kv.kmant + (r * nbd + k) * 32);
-    int4 kv4[4];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) kv4[c] = live ? km[c] : make_int4(0, 0, 0, 0);
+    const KeyLane kl = pre ? *pre : load_key_lane(a, kvh, lo, base, j0, j1, nbd);
+    const int32_t ek = kl.ek;
+    const int kp = kl.kp;
+    const int4(&kv4)[4] = kl.kv4;
 #pragma unroll
     for (int hh = 0; hh < G; ++hh) {
       const int32_t e = eq[hh * nbd + k];
@@ -553,17 +577,26 @@ __global__ void __launch_bounds__(kScoreThreads) attention_scores_kernel(AttnArg
   int lo, hi;
   attn_range(a, t, &lo, &hi);
   const int n = hi - lo + 1, j0 = blockIdx.z * kScorePos;
-  {
-    // A key row's mantissas: nbd * 64 bytes, in 128-byte lines.
-    const int kvh0 = h0 / (a.H / a.KVH), rows = min(n - j0, kScorePos), lines = ceil_div(nbd * 64, 128);
-    for (int i = tid; i < rows * lines; i += blockDim.x) {
-      const size_t r = size_t(lo + j0 + i / lines) * a.KVH + kvh0;
-      prefetch_l2(a.kv.kmant + r * nbd * 32 + (i % lines) * 64);
-      if (i % lines == 0) prefetch_l2(a.kv.kexp + r * nbd);
-    }
+  const int kvh = h0 / (a.H / a.KVH);
+  const int j1 = n - j0 < kScorePos ? n : j0 + kScorePos;
+  // Each lane's key block (one pass: blockDim.x / nbd >= kScorePos rows),
+  // loaded before the wait where the row is final: every row the kernel
+  // before did not append (all of them on a layer that reads another
+  // layer's cache; else all but row step[1] + t). That row is asked of L2
+  // (coherent, so safe while it is being written) and loaded after the wait.
+  const int my_row = lo + j0 + tid / nbd;
+  const bool early = j0 < n && (!a.appends || my_row != a.step[1] + t);
+  KeyLane kl;
+  if (early) {
+    kl = load_key_lane(a, kvh, lo, j0, j0, j1, nbd);
+  } else if (j0 < n && tid % nbd == 0) {
+    const size_t r = size_t(my_row) * a.KVH + kvh;
+    for (int c = 0; c < ceil_div(nbd * 64, 128); ++c) prefetch_l2(a.kv.kmant + r * nbd * 32 + c * 64);
+    prefetch_l2(a.kv.kexp + r * nbd);
   }
   pdl_begin();
   if (j0 >= n) return;
+  if (!early) kl = load_key_lane(a, kvh, lo, j0, j0, j1, nbd);
   __shared__ __align__(16) int16_t mq[G * kScoreMaxHd];
   __shared__ int32_t eq[G * (kScoreMaxHd / 32)];
   __shared__ int s_qpois[G];
@@ -579,10 +612,8 @@ __global__ void __launch_bounds__(kScoreThreads) attention_scores_kernel(AttnArg
     s_qpois[tid] = po;
   }
   __syncthreads();
-  const int kvh = h0 / (a.H / a.KVH);
-  const int j1 = n - j0 < kScorePos ? n : j0 + kScorePos;
-  scores_lanes<G>(a, f, mq, eq, s_qpois, kvh, lo, j0, j1, nbd,
-                  a.scores + (size_t(t) * a.H + h0) * a.sld + j0, a.sld);
+  scores_lanes<G>(a, f, mq, eq, s_qpois, kvh, lo, j0, j1, nbd, a.scores + (size_t(t) * a.H + h0) * a.sld + j0, a.sld,
+                  &kl);
 }
 
 __global__ void __launch_bounds__(kAttnThreads) attention_ref_kernel(AttnArgs a) {

@@ -613,6 +613,7 @@ struct CudaModel::Impl {
     AttnArgs a;
     a.q = q_.get();
     a.kv = sq.kv(cfg_.kv_source(l));
+    a.appends = owns;
     a.positions = sq.dpos.get();
     a.step = step_.get();
     a.T = T;
