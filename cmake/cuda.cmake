@@ -27,8 +27,8 @@ if(CMAKE_CUDA_COMPILER)
   target_compile_definitions(n3_host PUBLIC N3_HAVE_CUDA=1)
   # The kernel tracer (gpu_reference/tools/kernel_trace.cc, CUPTI): a library
   # the CUDA driver loads into a run through CUDA_INJECTION64_PATH; built
-  # where the toolkit has CUPTI.
-  if(TARGET CUDA::cupti)
+  # where the toolkit has CUPTI with the kernel record it reads (CUDA 13).
+  if(TARGET CUDA::cupti AND CUDAToolkit_VERSION VERSION_GREATER_EQUAL 13.0)
     add_library(n3_kernel_trace SHARED ${CMAKE_SOURCE_DIR}/gpu_reference/tools/kernel_trace.cc)
     target_link_libraries(n3_kernel_trace PRIVATE CUDA::cupti)
   endif()

@@ -69,10 +69,11 @@ class DevBuf {
 // step and positions (copied from the host before the forward's first
 // kernel), and activations written two or more kernels back, complete
 // because each kernel lets its successor launch only after its own wait
-// (predict's router runs on them); it writes nothing. Prefetches follow the
-// same rule into L1, which is not coherent; into L2, which is, they may
-// name lines the kernel just before is still writing (attention's key
-// rows). So the stream order is kept; what is gained is the launch latency
+// (attention's final key rows and V blocks); it writes nothing. Data from
+// the side stream (altup_coefs_kernel) is read after the wait. Prefetches
+// follow the same rule into L1, which is not coherent; into L2, which is,
+// they may name lines the kernel just before is still writing (attention's
+// newest key row). So the stream order is kept; what is gained is the launch latency
 // of the next kernel and that work, hidden behind this one (hundreds of
 // small kernels per decode token). N3_CUDA_PDL=0 turns it off.
 __device__ inline void pdl_begin() {

@@ -40,7 +40,8 @@ struct AttnArgs {
   // layer owns its cache): attention_scores_kernel loads those after the wait.
   bool appends = true;
   // With scores: the group kernel computes the V blocks it reads before the
-  // wait (N3_CUDA_ATTN_PRE=0: after it, as without scores).
+  // wait (N3_CUDA_ATTN_PRE=0: after it, as without scores). gpu::attention
+  // clears it where the launch reserves no room for them.
   bool pre_v = true;
 };
 
@@ -261,12 +262,12 @@ constexpr int32_t kNoTop = INT32_MIN;
 constexpr int kPreSlots = 8;
 constexpr size_t kPreBytes = size_t(kPreSlots) * kGroupThreads * 12;
 
-// Shared memory for G heads and at most nmax positions (split: after
-// attention_scores_kernel, with the precomputed V blocks).
-inline size_t attn_group_smem(int G, int nmax, int hd, bool split = false) {
+// Shared memory for G heads and at most nmax positions (pre: with the
+// precomputed V blocks, after attention_scores_kernel).
+inline size_t attn_group_smem(int G, int nmax, int hd, bool pre = false) {
   const size_t nbn = ceil_div(nmax, 32), nbd = ceil_div(hd, 32);
   return size_t(G) * (8 * size_t(hd) + 2 * 32 * (nbd + nbn) + 4 * (size_t(nmax) + nbn + nbd + hd)) + 4 * size_t(hd) +
-         64 + (split ? kPreBytes + 16 : 0);
+         64 + (pre ? kPreBytes + 16 : 0);
 }
 // Columns per block: slices of 64 spread a head's V work over more SMs.
 inline int attn_slice(int hd) { return hd % 64 == 0 ? 64 : hd; }
@@ -280,7 +281,8 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
   const int hdb = hd / gridDim.z, d0 = blockIdx.z * hdb;  // this block's columns [d0, d0 + hdb)
   // Before the wait (pdl_begin): the attended range (positions and step are
   // copied from the host before the forward's first kernel), and, after
-  // attention_scores_kernel, this block's V columns into L1: the rows were
+  // attention_scores_kernel, the V blocks this block reads (computed into
+  // shared memory, or their columns asked of L1; below): the rows were
   // appended by qkv_kernel, then two kernels back (complete: cuda_util.cuh,
   // pdl_begin). Without it qkv_kernel is the kernel just before, still
   // writing, and L1 is not coherent.
@@ -582,10 +584,11 @@ __global__ void __launch_bounds__(kScoreThreads) attention_scores_kernel(AttnArg
   // Each lane's key block (one pass: blockDim.x / nbd >= kScorePos rows),
   // loaded before the wait where the row is final: every row the kernel
   // before did not append (all of them on a layer that reads another
-  // layer's cache; else all but row step[1] + t). That row is asked of L2
-  // (coherent, so safe while it is being written) and loaded after the wait.
+  // layer's cache; else the rows before step[1], this chunk's first). The
+  // others are asked of L2 (coherent, so safe while they are being written)
+  // and loaded after the wait.
   const int my_row = lo + j0 + tid / nbd;
-  const bool early = j0 < n && (!a.appends || my_row != a.step[1] + t);
+  const bool early = j0 < n && (!a.appends || my_row < a.step[1]);
   KeyLane kl;
   if (early) {
     kl = load_key_lane(a, kvh, lo, j0, j0, j1, nbd);
@@ -672,13 +675,18 @@ inline void attention(const AttnArgs& a, bool npu, const num::Formats& f, int nm
       // As many heads of the KV group per block as fit in shared memory.
       const int gs = group;
       const bool split = a.scores && attn_scores_split(a.hd) && (gs == 1 || gs == 2 || gs == 4 || gs == 8);
+      // The V precompute's slots are reserved only where every context up to
+      // nmax fits them (32-column slices: 8 warps a position-block set);
+      // otherwise the kernel is told not to use them.
+      const int nps = (kGroupThreads / 32) / (32 / 4);
+      b.pre_v = split && a.pre_v && ceil_div(ceil_div(nmax, 32), nps) <= kPreSlots;
       int G = 1;
       for (int g = kMaxGroup; g > 1; g /= 2)
-        if (group % g == 0 && attn_group_smem(g, nmax, a.hd, split) <= smem_limit) {
+        if (group % g == 0 && attn_group_smem(g, nmax, a.hd, b.pre_v) <= smem_limit) {
           G = g;
           break;
         }
-      const size_t smem = attn_group_smem(G, nmax, a.hd, split);
+      const size_t smem = attn_group_smem(G, nmax, a.hd, b.pre_v);
       int slice = attn_slice(a.hd);
       if (split) {
         // The scores over T x KVH x (nmax / kScorePos) blocks first, then the

@@ -284,16 +284,15 @@ __global__ void __launch_bounds__(kRowThreads)
   const int t = blockIdx.y;
   const Slice sl = row_slice(D);
   const size_t TD = size_t(T) * D, row = size_t(t) * D;
-  __shared__ float s_m[kMaxStreams], s_c[kMaxStreams * kMaxStreams];
   __shared__ typename Ops::Norm s_n;
-  // mc comes from the side stream predict joins (a full dependency, unlike
-  // the programmatic one on the kernel before): complete at launch.
+  // mc is read after the wait: predict's launch follows an event wait on the
+  // side stream, and whether stream capture makes that edge a full or a
+  // programmatic dependency, griddepcontrol.wait covers it. Its loads go
+  // out with the stream values' (one round trip), not before them.
   const float* mt = mc + size_t(t) * (S + S * S);
-  if (tid < S) s_m[tid] = mt[tid];
-  if (tid < S * S) s_c[tid] = mt[S + tid];
+  const float* ct = mt + S;
   pdl_begin();
-  if (blockIdx.x == 0 && m_out && tid < S) m_out[t * S + tid] = s_m[tid];  // written by one block of the token
-  __syncthreads();
+  if (blockIdx.x == 0 && m_out && tid < S) m_out[t * S + tid] = __ldg(mt + tid);  // written by one block of the token
   // pred[0] over all of D (an's norm reads it), the other streams over the slice.
   for (int i = tid; i < D; i += nthr) {
     const bool mine = sl.has(i);
@@ -306,7 +305,7 @@ __global__ void __launch_bounds__(kRowThreads)
       float acc = 0;  // HF: a [D, S] x [S, S] matmul per token, then += h
 #pragma unroll
       for (int q = 0; q < SM; ++q)
-        if (q < S) acc += s_c[p * S + q] * hv[q];
+        if (q < S) acc += __ldg(ct + p * S + q) * hv[q];
       const float v = ops.store_stream(hv[p] + acc);
       if (mine) pred[p * TD + row + i] = v;
       if (p == 0) A[i] = v;

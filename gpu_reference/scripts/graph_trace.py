@@ -24,13 +24,18 @@ def main():
     ap.add_argument("--step", type=int, default=10)
     ap.add_argument("--layer", type=int, default=5)
     a = ap.parse_args()
+    if a.step < 0:
+        sys.exit(f"graph_trace.py: --step {a.step}: must be 0 or more")
     ks = []
-    with open(a.trace) as f:
-        for n, line in enumerate(f, 1):
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
-                sys.exit(f"graph_trace.py: {a.trace}:{n}: not 'start<TAB>end<TAB>name'")
-            ks.append((int(parts[0]), int(parts[1]), parts[2]))
+    try:
+        with open(a.trace) as f:
+            for n, line in enumerate(f, 1):
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+                    sys.exit(f"graph_trace.py: {a.trace}:{n}: not 'start<TAB>end<TAB>name'")
+                ks.append((int(parts[0]), int(parts[1]), parts[2]))
+    except (OSError, UnicodeDecodeError) as e:
+        sys.exit(f"graph_trace.py: cannot read {a.trace}: {e}")
     ks.sort()
     starts = [i for i, k in enumerate(ks) if "embed_kernel" in k[2]]
     if a.step + 1 >= len(starts):
@@ -38,7 +43,10 @@ def main():
     step = ks[starts[a.step]:starts[a.step + 1]]
     # The step ends where its LM head does; the next forward's copies and
     # host work are not the step's.
-    last = max(i for i, k in enumerate(step) if "gemv" in k[2])
+    gemvs = [i for i, k in enumerate(step) if "gemv" in k[2]]
+    if not gemvs:
+        sys.exit(f"graph_trace.py: {a.trace}: forward {a.step} has no GEMV kernel (not a trace of cuda_decode_bench?)")
+    last = gemvs[-1]
     step = step[: last + 1]
 
     def short(name):

@@ -35,15 +35,21 @@ void fail(const char* what, CUptiResult r) {
 }
 
 void CUPTIAPI buffer_requested(uint8_t** buf, size_t* size, size_t* max_records) {
-  *size = size_t(8) << 20;
-  *buf = static_cast<uint8_t*>(std::aligned_alloc(8, *size));
+  *buf = static_cast<uint8_t*>(std::aligned_alloc(8, size_t(8) << 20));
+  *size = *buf ? size_t(8) << 20 : 0;  // no buffer: CUPTI drops records, which marks the trace incomplete
   *max_records = 0;
 }
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buf, size_t, size_t valid) {
   std::lock_guard<std::mutex> lock(g_mu);
   CUpti_Activity* rec = nullptr;
-  while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
+  for (;;) {
+    const CUptiResult r = cuptiActivityGetNextRecord(buf, valid, &rec);
+    if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) break;  // the buffer's end
+    if (r != CUPTI_SUCCESS) {
+      fail("cuptiActivityGetNextRecord", r);
+      break;
+    }
     if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
     const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
     g_kernels.push_back({k->start, k->end, k->name ? k->name : "?"});
@@ -57,7 +63,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buf, size_t, size_t
 }
 
 void write_trace() {
-  cuptiActivityFlushAll(1);
+  if (CUptiResult r = cuptiActivityFlushAll(1); r != CUPTI_SUCCESS) fail("cuptiActivityFlushAll", r);
   const char* path = std::getenv("N3_TRACE_OUT");
   const std::string out = path && *path ? path : "kernel_trace.tsv";
   std::lock_guard<std::mutex> lock(g_mu);
