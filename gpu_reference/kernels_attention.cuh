@@ -261,6 +261,12 @@ constexpr int32_t kNoTop = INT32_MIN;
 // kPreSlots position blocks in shared memory, computed before the wait.
 constexpr int kPreSlots = 8;
 constexpr size_t kPreBytes = size_t(kPreSlots) * kGroupThreads * 12;
+// Whether every context of up to nmax positions fits those slots, on the
+// split path's 32-column slices (8 warps a set of position blocks: the
+// kernel's nps).
+constexpr int kPreSets = (kGroupThreads / 32) / (32 / 4);
+constexpr int kPreMaxPositions = kPreSlots * kPreSets * 32;
+inline bool attn_pre_fits(int nmax) { return nmax <= kPreMaxPositions; }
 
 // Shared memory for G heads and at most nmax positions (pre: with the
 // precomputed V blocks, after attention_scores_kernel).
@@ -573,9 +579,8 @@ template <int G>
 __global__ void __launch_bounds__(kScoreThreads) attention_scores_kernel(AttnArgs a, num::Formats f) {
   const int t = blockIdx.x, h0 = blockIdx.y * G, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int nwarps = blockDim.x >> 5, hd = a.hd, M = f.attn_mant_bits, nbd = hd >> 5;
-  // Before the wait: the attended range (host-written), and the key rows
-  // asked of L2 (L2 is coherent, so this holds for the row qkv_kernel, the
-  // kernel just before, is still appending; L1 would not).
+  // Before the wait: the attended range (host-written), and the key blocks
+  // of the final rows (below).
   int lo, hi;
   attn_range(a, t, &lo, &hi);
   const int n = hi - lo + 1, j0 = blockIdx.z * kScorePos;
@@ -587,8 +592,8 @@ __global__ void __launch_bounds__(kScoreThreads) attention_scores_kernel(AttnArg
   // layer's cache; else the rows before step[1], this chunk's first). The
   // others are asked of L2 (coherent, so safe while they are being written)
   // and loaded after the wait.
-  const int my_row = lo + j0 + tid / nbd;
-  const bool early = j0 < n && (!a.appends || my_row < a.step[1]);
+  const int my_row = lo + j0 + tid / nbd;  // lanes past j1 load nothing: early too
+  const bool early = j0 < n && (!a.appends || my_row < a.step[1] || j0 + tid / nbd >= j1);
   KeyLane kl;
   if (early) {
     kl = load_key_lane(a, kvh, lo, j0, j0, j1, nbd);
@@ -678,8 +683,7 @@ inline void attention(const AttnArgs& a, bool npu, const num::Formats& f, int nm
       // The V precompute's slots are reserved only where every context up to
       // nmax fits them (32-column slices: 8 warps a position-block set);
       // otherwise the kernel is told not to use them.
-      const int nps = (kGroupThreads / 32) / (32 / 4);
-      b.pre_v = split && a.pre_v && ceil_div(ceil_div(nmax, 32), nps) <= kPreSlots;
+      b.pre_v = split && a.pre_v && attn_pre_fits(nmax);
       int G = 1;
       for (int g = kMaxGroup; g > 1; g /= 2)
         if (group % g == 0 && attn_group_smem(g, nmax, a.hd, b.pre_v) <= smem_limit) {

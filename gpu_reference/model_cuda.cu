@@ -190,7 +190,7 @@ struct CudaModel::Impl {
     const int hd = cfg_.head_dim;
     const size_t smem = std::max({attn_npu_smem(int(kv_rows_), hd, f_.bfp_block), size_t(kv_rows_) * 8 + 16,
                                   attn_group_smem(1, int(kv_rows_), hd),
-                                  attn_group_smem(1, int(std::min<int64_t>(kv_rows_, 512)), hd, npu_)});
+                                  attn_group_smem(1, int(std::min<int64_t>(kv_rows_, kPreMaxPositions)), hd, npu_)});
     cudaDeviceProp prop;
     N3_CUDA(cudaGetDeviceProperties(&prop, 0));
     smem_limit_ = prop.sharedMemPerBlockOptin - 1024;  // room for the kernels' static shared memory

@@ -79,7 +79,11 @@ void write_trace() {
   for (const Kernel& k : g_kernels)
     std::fprintf(f, "%llu\t%llu\t%s\n", static_cast<unsigned long long>(k.start),
                  static_cast<unsigned long long>(k.end), k.name.c_str());
-  std::fclose(f);
+  const bool bad = std::ferror(f) != 0;
+  if (std::fclose(f) != 0 || bad) {  // no truncated trace left behind
+    std::fprintf(stderr, "n3_kernel_trace: writing %s failed; removed\n", out.c_str());
+    std::remove(out.c_str());
+  }
 }
 
 }  // namespace
