@@ -327,6 +327,16 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
     for (int off = 1; off < 8; off <<= 1) em = max(em, __shfl_xor_sync(kFull, em, off));
     return block_exponent(em, M);
   };
+  // Block k's exponent and this lane's 4 mantissas (0 for a zero or
+  // poisoned block).
+  auto vblock = [&](int k, int32_t(&m)[4]) {
+    float x[4];
+    const int32_t ev = load4(k, x);
+    const bool ok = ev != num::kBfpZero && ev != num::kBfpPoison;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) m[j] = ok ? lane_mantissa(x[j], ev, M) : 0;
+    return ev;
+  };
   // After the scores kernel the V rows are final (appended by qkv_kernel, two
   // kernels back: cuda_util.cuh, pdl_begin), and the V blocks do not depend
   // on p: their exponents and mantissas are computed before the wait when
@@ -338,12 +348,8 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
   if (precomp) {
     if (ps < nps)
       for (int k = ps, kk = 0; k < nbn; k += nps, ++kk) {
-        float x[4];
-        const int32_t ev = load4(k, x);
-        const bool ok = ev != num::kBfpZero && ev != num::kBfpPoison;
         int32_t m[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) m[j] = ok ? lane_mantissa(x[j], ev, M) : 0;
+        const int32_t ev = vblock(k, m);
         pre_e[kk * nthr + tid] = ev;
         pre_m[kk * nthr + tid] = make_int2(int((uint32_t(uint16_t(m[0])) | (uint32_t(uint16_t(m[1])) << 16))),
                                            int((uint32_t(uint16_t(m[2])) | (uint32_t(uint16_t(m[3])) << 16))));
@@ -462,11 +468,7 @@ __global__ void __launch_bounds__(kGroupThreads) attention_group_kernel(AttnArgs
           m[0] = int16_t(pm2.x & 0xffff), m[1] = int16_t(uint32_t(pm2.x) >> 16);
           m[2] = int16_t(pm2.y & 0xffff), m[3] = int16_t(uint32_t(pm2.y) >> 16);
         } else {
-          float x[4];
-          ev = load4(k, x);
-          const bool ok = ev != num::kBfpZero && ev != num::kBfpPoison;
-#pragma unroll
-          for (int j = 0; j < 4; ++j) m[j] = ok ? lane_mantissa(x[j], ev, M) : 0;
+          ev = vblock(k, m);
         }
         const bool live = !cp && ev != num::kBfpZero && ev != num::kBfpPoison;
         for (int hh = 0; hh < G; ++hh) {

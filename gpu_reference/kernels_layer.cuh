@@ -287,12 +287,17 @@ __global__ void __launch_bounds__(kRowThreads)
   __shared__ typename Ops::Norm s_n;
   // mc is read after the wait: predict's launch follows an event wait on the
   // side stream, and whether stream capture makes that edge a full or a
-  // programmatic dependency, griddepcontrol.wait covers it. Its loads go
-  // out with the stream values' (one round trip), not before them.
+  // programmatic dependency, griddepcontrol.wait covers it. Each thread
+  // keeps the coefficients in registers; their loads and the stream values'
+  // below are one round trip.
   const float* mt = mc + size_t(t) * (S + S * S);
-  const float* ct = mt + S;
   pdl_begin();
   if (blockIdx.x == 0 && m_out && tid < S) m_out[t * S + tid] = __ldg(mt + tid);  // written by one block of the token
+  float c[SM][SM];  // indices fixed at compile time: registers, not local memory
+#pragma unroll
+  for (int p = 0; p < SM; ++p)
+#pragma unroll
+    for (int q = 0; q < SM; ++q) c[p][q] = p < S && q < S ? __ldg(mt + S + p * S + q) : 0.0f;
   // pred[0] over all of D (an's norm reads it), the other streams over the slice.
   for (int i = tid; i < D; i += nthr) {
     const bool mine = sl.has(i);
@@ -305,7 +310,7 @@ __global__ void __launch_bounds__(kRowThreads)
       float acc = 0;  // HF: a [D, S] x [S, S] matmul per token, then += h
 #pragma unroll
       for (int q = 0; q < SM; ++q)
-        if (q < S) acc += __ldg(ct + p * S + q) * hv[q];
+        if (q < S) acc += c[p][q] * hv[q];
       const float v = ops.store_stream(hv[p] + acc);
       if (mine) pred[p * TD + row + i] = v;
       if (p == 0) A[i] = v;
