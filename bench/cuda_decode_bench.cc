@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/decode_bytes.h"
 #include "golden/error.h"
 #include "golden/file_util.h"
 #include "golden/model_config.h"
@@ -36,30 +37,6 @@
 
 namespace {
 #ifdef N3_HAVE_CUDA
-
-double bytes_per_token(const n3::ModelConfig& c) {
-  double b = 0;
-  for (const auto& s : n3::weight_specs(c)) {
-    const int64_t rows = s.shape[0], cols = s.shape.size() > 1 ? s.shape[1] : 1;
-    if (s.kind == n3::WeightKind::Vector)
-      b += 4.0 * rows;
-    else if (s.kind == n3::WeightKind::FloatMatrix)
-      b += 4.0 * rows * cols;
-    else if (s.is_embedding)
-      b += (cols + 1) / 2 + 4;  // one row looked up
-    else
-      b += rows * ((cols + 1) / 2 + 4.0);
-  }
-  b += c.vocab * ((c.hidden + 1) / 2 + 4.0);  // tied LM head: the whole embedding
-  return b;
-}
-
-// Peak HBM bandwidth from the data sheets, by device name (bytes/s); 0 if unknown.
-double spec_bandwidth(const std::string& name) {
-  if (name.find("H200") != std::string::npos) return 4.8e12;
-  if (name.find("H100") != std::string::npos) return name.find("PCIe") != std::string::npos ? 2.0e12 : 3.35e12;
-  return 0;
-}
 
 // Runs tools/hf_decode_bench.py on `config`, echoes its lines (model,
 // device, torch version, result) and returns its decode tok/s (the number
@@ -127,7 +104,7 @@ int main(int argc, char** argv) {
       }
     }
     const std::string dev = n3::gpu::cuda_device_name();
-    const double copy_bw = n3::gpu::copy_bandwidth(size_t(1) << 30), spec_bw = spec_bandwidth(dev);
+    const double copy_bw = n3::gpu::copy_bandwidth(size_t(1) << 30), spec_bw = n3::bench::spec_hbm_bandwidth(dev);
     const n3::HwConfig hw = n3::load_hw_config(n3::default_hw_path());
     const auto t0 = std::chrono::steady_clock::now();
     n3::gpu::CudaModel m(n3::open_weights_for(model, numerics), numerics, hw);
@@ -135,7 +112,7 @@ int main(int argc, char** argv) {
     const n3::ModelConfig& c = m.config();
     // The HF model is built from the E4B YAML: only compare like with like.
     if (hf && c.name != "gemma3n-e4b") throw n3::Error("--hf compares with gemma3n-e4b; the model is '" + c.name + "'");
-    const double bytes = bytes_per_token(c);
+    const double bytes = n3::bench::decode_bytes_per_token(c);
 
     // Prefill of 32 tokens, then greedy decode.
     std::vector<int32_t> prompt(32);

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "bench/decode_bytes.h"
 #include "golden/file_util.h"
 #include "golden/model.h"
 #include "golden/model_config.h"
@@ -37,23 +38,6 @@ std::string model_path() {
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return path;
-}
-
-// Bytes one decode token reads from the weights: every matrix it multiplies
-// (INT4 + per-row scales; the tied embedding once more as the LM head), one
-// row of each embedding table, float32 vectors. K/V weights of shared layers
-// do not exist.
-double bytes_per_token(const n3::ModelConfig& c) {
-  double b = 0;
-  for (const auto& s : n3::weight_specs(c)) {
-    const int64_t rows = s.shape[0], cols = s.shape.size() > 1 ? s.shape[1] : 1;
-    if (s.kind == n3::WeightKind::Vector) b += 4.0 * rows;
-    else if (s.kind == n3::WeightKind::FloatMatrix) b += 4.0 * rows * cols;
-    else if (s.is_embedding) b += (cols + 1) / 2 + 4;  // one row looked up
-    else b += rows * ((cols + 1) / 2 + 4.0);
-  }
-  b += c.vocab * ((c.hidden + 1) / 2 + 4.0);  // tied LM head: the whole embedding
-  return b;
 }
 
 // Sustained read bandwidth of this machine, 2 threads, over a 1 GiB buffer.
@@ -77,7 +61,7 @@ void BM_GoldenDecodeE4B(benchmark::State& state) {
   auto w = std::shared_ptr<const n3::WeightSource>(n3::open_weights(model_path()));
   n3::GoldenModel gm(w, n3::make_reference_kernels());
   const n3::ModelConfig& c = gm.config();
-  const double gbps = read_bandwidth_gbps(), bytes = bytes_per_token(c);
+  const double gbps = read_bandwidth_gbps(), bytes = n3::bench::decode_bytes_per_token(c);
   n3::Sequence seq = gm.new_sequence();
   gm.forward(seq, {2, 1000, 5000, 7, 42, 99, 1234, 8}, n3::Phase::Prefill, nullptr, true);  // 8-token prefill
   int32_t id = 17;

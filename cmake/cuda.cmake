@@ -19,6 +19,13 @@ if(CMAKE_CUDA_COMPILER)
     # Replaces the directory's g++-only flags; -fmad=false keeps float
     # products and sums unfused (bit-exactness), -Xcompiler passes g++ flags.
     COMPILE_OPTIONS "-fmad=false;-Xcompiler=-Wall,-Wextra,-ffp-contract=off,-Wno-unknown-pragmas")
+  # A timing build (docs/gpu.md): N3_CUDA_SKIP=gemv|other leaves those
+  # launches out. Its results are wrong; never for anything but timing.
+  option(N3_CUDA_TIMING_SKIP "CUDA timing build: N3_CUDA_SKIP leaves launches out (wrong results)" OFF)
+  if(N3_CUDA_TIMING_SKIP)
+    target_compile_definitions(n3_cuda PRIVATE N3_CUDA_TIMING_SKIP)
+    message(WARNING "n3: N3_CUDA_TIMING_SKIP build, for timing only")
+  endif()
   # n3_cuda uses the Device interface and open_weights_for of n3_host, which
   # in turn links n3_cuda: a cycle of static libraries, which CMake repeats
   # on the link line.
@@ -31,6 +38,18 @@ if(CMAKE_CUDA_COMPILER)
   if(TARGET CUDA::cupti AND CUDAToolkit_VERSION VERSION_GREATER_EQUAL 13.0)
     add_library(n3_kernel_trace SHARED ${CMAKE_SOURCE_DIR}/gpu_reference/tools/kernel_trace.cc)
     target_link_libraries(n3_kernel_trace PRIVATE CUDA::cupti)
+  endif()
+  # What a persistent decode kernel could reach (bench/cuda_megakernel_probe.cu,
+  # docs/gpu.md): kernel-boundary, barrier and handoff costs and a skeleton
+  # step over the model's GEMV byte stream. sm_90 only (griddepcontrol, cp.async).
+  if(N3_BUILD_BENCH)
+    add_executable(cuda_megakernel_probe ${CMAKE_SOURCE_DIR}/bench/cuda_megakernel_probe.cu)
+    set_target_properties(cuda_megakernel_probe PROPERTIES
+      CUDA_ARCHITECTURES "90-real" CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Static
+      RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+    target_include_directories(cuda_megakernel_probe PRIVATE ${CMAKE_SOURCE_DIR})
+    target_link_libraries(cuda_megakernel_probe PRIVATE n3_golden CUDA::cudart_static)
+    target_compile_definitions(cuda_megakernel_probe PRIVATE N3_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   endif()
   message(STATUS "n3: CUDA reference path (n3_cuda) for sm_90 + PTX")
 endif()

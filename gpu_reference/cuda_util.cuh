@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,11 @@ class DevBuf {
     p_ = nullptr;
     n_ = 0;
     N3_CUDA(cudaMalloc(&p_, (n ? n : 1) * sizeof(T)));
+#ifdef N3_CUDA_TIMING_SKIP
+    // Kernels left out by timing_skip would leave their outputs unwritten:
+    // zeros keep every later kernel on its ordinary (finite) path.
+    N3_CUDA(cudaMemset(p_, 0, (n ? n : 1) * sizeof(T)));
+#endif
     n_ = n;
   }
   void upload(const T* src, size_t n, size_t at = 0) {
@@ -113,11 +119,29 @@ inline LaunchProfile& launch_profile() {
   return p;
 }
 
+#ifdef N3_CUDA_TIMING_SKIP
+// Timing builds only (cmake -DN3_CUDA_TIMING_SKIP=ON, docs/gpu.md): with
+// N3_CUDA_SKIP=gemv the INT4 GEMV launches are left out, with
+// N3_CUDA_SKIP=other every other launch, so that a decode step's time splits
+// into what each part costs on the chain by itself. The results are wrong,
+// which is why an ordinary build has no such switch.
+inline bool timing_skip(const char* name) {
+  static const std::string mode = std::getenv("N3_CUDA_SKIP") ? std::getenv("N3_CUDA_SKIP") : "";
+  if (mode.empty()) return false;
+  if (mode != "gemv" && mode != "other") throw Error("N3_CUDA_SKIP must be gemv or other");
+  const bool gemv = std::strncmp(name, "gemv", 4) == 0;
+  return mode == "gemv" ? gemv : !gemv;
+}
+#endif
+
 // Launches kernel k (checking the launch); pdl: with programmatic stream
 // serialization.
 template <class... Exp, class... Act>
 void launch_as(bool pdl, const char* name, void (*k)(Exp...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
                Act&&... args) {
+#ifdef N3_CUDA_TIMING_SKIP
+  if (timing_skip(name)) return;
+#endif
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;

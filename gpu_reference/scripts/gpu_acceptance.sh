@@ -1,20 +1,29 @@
 #!/bin/bash
 # The CUDA path's acceptance run on a GPU machine (docs/gpu.md), everything in
-# one go: the CUDA test suites and the cross-backend test (cuda included); E4B (synthetic weights, 32-token prefill + 4
-# decode steps) dumps of the CUDA path against the golden model in NPU
+# one go: the CUDA test suites and the cross-backend test (cuda included); for
+# the gemma3n-dev fixture, tiny and E4B (synthetic weights), 32-token prefill +
+# 4 decode steps, dumps of the CUDA path against the golden model in NPU
 # numerics (n3 diff, bit-exact) and in reference numerics (relerr.py, 1e-5);
 # the decode benchmark with HF transformers' decode speed beside it (--hf).
 #
-# N3_SKIP_HF=1 / N3_SKIP_REF=1 leave out the HF timing / the E4B reference-numerics comparison.
+# N3_SKIP_HF=1 / N3_SKIP_REF=1 leave out the HF timing / the reference-numerics comparisons.
+# Writes tests.log, bench.log, small.log (dev, tiny) and e4b.log into OUTDIR.
 #
 # Run from the source tree the build was configured from (the tests have its
 # path compiled in), with the build in build-cuda/ and, where the GPU machine
 # lacks some shared libraries of the build machine, those in build-cuda/lib/:
 #
-#   gpu_reference/scripts/gpu_acceptance.sh OUTDIR [quick]
+#   gpu_reference/scripts/gpu_acceptance.sh OUTDIR [PART ...]
+#
+# PART is tests, bench, small or e4b (default: all four, in that order; the
+# whole takes longer than one 10-minute device call, so split it there).
+# "quick" is the old name of "tests".
 set -u
-out=${1:?usage: gpu_acceptance.sh OUTDIR [quick]}
-quick=${2:-}
+out=${1:?usage: gpu_acceptance.sh OUTDIR [tests|bench|small|e4b ...]}
+shift
+parts=" ${*:-tests bench small e4b} "
+parts=${parts/ quick / tests }
+want() { [[ $parts == *" $1 "* ]]; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export LD_LIBRARY_PATH=$PWD/build-cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -25,7 +34,7 @@ mkdir -p $tmp
 log() { echo "== $(date +%T) $*"; }
 t() { timeout "$@"; local rc=$?; [ $rc = 124 ] && echo "TIMEOUT after $1 s: ${*:2}"; return $rc; }
 
-{
+want tests && {
   log "machine"
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv
   echo "cores: $(nproc)"; ldd $n3 | grep "not found"
@@ -33,11 +42,15 @@ t() { timeout "$@"; local rc=$?; [ $rc = 124 ] && echo "TIMEOUT after $1 s: ${*:
   t 300 build-cuda/tests/n3_tests --gtest_filter='Cuda*:Backends/CrossBackend.*' 2>&1
   log "done"
 } > "$out/tests.log" 2>&1
-[ "$quick" = quick ] && exit 0
 
-{
+e4b_synth() {
+  [ -s $tmp/e4b.n3w ] && return
   log "E4B synth"
-  t 120 $n3 synth --model configs/models/gemma3n-e4b.yaml --seed 1 -o $tmp/e4b.n3w
+  t 120 $n3 synth --model configs/models/gemma3n-e4b.yaml --seed 1 -o $tmp/e4b.part.n3w && mv $tmp/e4b.part.n3w $tmp/e4b.n3w
+}
+
+want bench && {
+  e4b_synth
   log "cuda_decode_bench (and HF transformers on the same GPU, --hf)"
   hf=--hf
   [ -n "${N3_SKIP_HF:-}" ] && hf=
@@ -45,28 +58,46 @@ t() { timeout "$@"; local rc=$?; [ $rc = 124 ] && echo "TIMEOUT after $1 s: ${*:
   log "done"
 } > "$out/bench.log" 2>&1
 
-{
+# One model's dumps, 32-token prompt + 4 decode steps, through the CLI:
+# n3 diff of the CUDA dump (candidate) against n3 golden --numerics npu must
+# exit 0; reference numerics within 1e-5 per tensor (relerr.py).
+# check_model NAME MODEL VOCAB GOLDEN_TIMEOUT_S
+check_model() {
+  local name=$1 model=$2 vocab=$3 gt=$4 d=$tmp/$1
+  mkdir -p $d
   python3 -c "
 import numpy as np
-np.save('$tmp/prompt.npy', ((np.arange(32) * 7919 + 2) % 262400).astype(np.int32))
-np.save('$tmp/feed.npy', np.array([17, 262399, 5, 100000], dtype=np.int32))"
-  args="--model $tmp/e4b.n3w --ids $tmp/prompt.npy --feed $tmp/feed.npy --dump-all --force"
-  log "E4B cuda, NPU numerics"
-  t 120 $n3 golden --backend cuda $args --numerics npu --dump $tmp/cuda_npu
-  log "E4B golden, NPU numerics (CPU, $OMP_NUM_THREADS threads)"
-  t 300 $n3 golden $args --numerics npu --dump $tmp/gold_npu
-  log "n3 diff cuda_npu gold_npu"
-  $n3 diff $tmp/cuda_npu $tmp/gold_npu > $tmp/diff_npu.txt; echo "n3 diff exit status: $?"
-  grep -v " identical " $tmp/diff_npu.txt | head -40; tail -1 $tmp/diff_npu.txt
+np.save('$d/prompt.npy', ((np.arange(32) * 7919 + 2) % $vocab).astype(np.int32))
+np.save('$d/feed.npy', (np.array([17, 262399, 5, 100000]) % $vocab).astype(np.int32))"
+  local args="--model $model --ids $d/prompt.npy --feed $d/feed.npy --dump-all --force"
+  log "$name cuda, NPU numerics"
+  t 120 $n3 golden --backend cuda $args --numerics npu --dump $d/cuda_npu
+  log "$name golden, NPU numerics (CPU, $OMP_NUM_THREADS threads)"
+  t $gt $n3 golden $args --numerics npu --dump $d/gold_npu
+  log "$name: n3 diff cuda_npu gold_npu"
+  $n3 diff $d/cuda_npu $d/gold_npu > $d/diff_npu.txt; echo "n3 diff exit status: $?"
+  grep -v " identical " $d/diff_npu.txt | head -40; tail -1 $d/diff_npu.txt
   if [ -z "${N3_SKIP_REF:-}" ]; then
-  log "E4B cuda, reference numerics"
-  t 120 $n3 golden --backend cuda $args --numerics reference --dump $tmp/cuda_ref
-  log "E4B golden, reference numerics (CPU)"
-  t 300 $n3 golden $args --numerics reference --dump $tmp/gold_ref
-  log "relerr cuda_ref gold_ref"
-  python3 gpu_reference/scripts/relerr.py $tmp/cuda_ref $tmp/gold_ref; echo "relerr exit status: $?"
+    log "$name cuda, reference numerics"
+    t 120 $n3 golden --backend cuda $args --numerics reference --dump $d/cuda_ref
+    log "$name golden, reference numerics (CPU)"
+    t $gt $n3 golden $args --numerics reference --dump $d/gold_ref
+    log "$name: relerr cuda_ref gold_ref"
+    python3 gpu_reference/scripts/relerr.py $d/cuda_ref $d/gold_ref; echo "relerr exit status: $?"
   fi
+}
+
+want small && {
+  t 60 $n3 synth --model configs/models/tiny.yaml --seed 1 -o $tmp/tiny.n3w 2>&1 | tail -1
+  check_model dev tests/fixtures/gemma3n-dev/hf 512 60
+  check_model tiny $tmp/tiny.n3w 256 60
+  log "done"
+} > "$out/small.log" 2>&1
+
+want e4b && {
+  e4b_synth
+  check_model e4b $tmp/e4b.n3w 262400 300
   log "n3 run --backend cuda (E4B, greedy)"
-  t 120 $n3 run --backend cuda --model $tmp/e4b.n3w --ids $tmp/prompt.npy --max-new 32
+  t 120 $n3 run --backend cuda --model $tmp/e4b.n3w --ids $tmp/e4b/prompt.npy --max-new 32
   log "done"
 } > "$out/e4b.log" 2>&1
