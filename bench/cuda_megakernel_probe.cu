@@ -1,7 +1,7 @@
 // What a persistent ("mega") decode kernel could reach on this GPU, measured
 // without the model, so that the decision to build one rests on figures.
 //
-//   build/bench/cuda_megakernel_probe [--model configs/models/gemma3n-e4b.yaml] [--reps N]
+//   build-cuda/bench/cuda_megakernel_probe [--model configs/models/gemma3n-e4b.yaml] [--reps N]
 //
 // The CUDA path's decode is a chain of ~15 kernels a layer (docs/gpu.md): the
 // INT4 GEMVs stream the weights, and between them per-token kernels run
@@ -144,8 +144,12 @@ double boundary_us(int n, int blocks, bool pdl, int reps) {
 
 // ---- 2. in-kernel barriers and handoffs ------------------------------------
 
+// Each counter on its own 128-byte line, so that polling one does not
+// contend with atomics on another.
 struct Sync {
-  unsigned bar, done, flag, pad;
+  alignas(128) unsigned bar;
+  alignas(128) unsigned done;
+  alignas(128) unsigned flag;
 };
 
 // mode 0: n grid barriers; mode 1: n handoff rounds (every block signals

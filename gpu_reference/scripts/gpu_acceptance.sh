@@ -1,13 +1,14 @@
 #!/bin/bash
-# The CUDA path's acceptance run on a GPU machine (docs/gpu.md), everything in
-# one go: the CUDA test suites and the cross-backend test (cuda included); for
-# the gemma3n-dev fixture, tiny and E4B (synthetic weights), 32-token prefill +
-# 4 decode steps, dumps of the CUDA path against the golden model in NPU
-# numerics (n3 diff, bit-exact) and in reference numerics (relerr.py, 1e-5);
-# the decode benchmark with HF transformers' decode speed beside it (--hf).
+# The CUDA path's acceptance run on a GPU machine (docs/gpu.md): the CUDA test
+# suites and the cross-backend test (cuda included); for the gemma3n-dev
+# fixture, tiny and E4B (synthetic weights), 32-token prefill + 4 decode steps,
+# dumps of the CUDA path against the golden model in NPU numerics (n3 diff,
+# bit-exact) and in reference numerics (relerr.py, 1e-5); the decode benchmark
+# with HF transformers' decode speed beside it (--hf).
 #
 # N3_SKIP_HF=1 / N3_SKIP_REF=1 leave out the HF timing / the reference-numerics comparisons.
-# Writes tests.log, bench.log, small.log (dev, tiny) and e4b.log into OUTDIR.
+# Writes tests.log, bench.log, small.log (dev, tiny) and e4b.log into OUTDIR,
+# then one verdict line on stdout; exits 1 when any check failed.
 #
 # Run from the source tree the build was configured from (the tests have its
 # path compiled in), with the build in build-cuda/ and, where the GPU machine
@@ -15,14 +16,18 @@
 #
 #   gpu_reference/scripts/gpu_acceptance.sh OUTDIR [PART ...]
 #
-# PART is tests, bench, small or e4b (default: all four, in that order; the
-# whole takes longer than one 10-minute device call, so split it there).
-# "quick" is the old name of "tests".
+# PART is tests, bench, small or e4b (default: all four, in that order; on an
+# H100 the whole took about 90 s, so one device call holds it). "quick" is
+# the old name of "tests".
 set -u
-out=${1:?usage: gpu_acceptance.sh OUTDIR [tests|bench|small|e4b ...]}
+usage="usage: gpu_acceptance.sh OUTDIR [tests|bench|small|e4b ...]"
+out=${1:?$usage}
 shift
 parts=" ${*:-tests bench small e4b} "
 parts=${parts/ quick / tests }
+for p in $parts; do
+  case $p in tests | bench | small | e4b) ;; *) echo "gpu_acceptance.sh: unknown part '$p'; $usage" >&2; exit 2 ;; esac
+done
 want() { [[ $parts == *" $1 "* ]]; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -32,7 +37,18 @@ n3=$PWD/build-cuda/n3
 tmp=${N3_GPU_TMP:-/tmp/n3gpu}
 mkdir -p $tmp
 log() { echo "== $(date +%T) $*"; }
-t() { timeout "$@"; local rc=$?; [ $rc = 124 ] && echo "TIMEOUT after $1 s: ${*:2}"; return $rc; }
+# t SECONDS CMD...: CMD under a time limit; a failure (or timeout) is counted
+# and named in the log and in failures.txt.
+failed=()
+t() {
+  timeout "$@"
+  local rc=$?
+  if [ $rc != 0 ]; then
+    [ $rc = 124 ] && echo "TIMEOUT after $1 s: ${*:2}" || echo "FAILED (exit status $rc): ${*:2}"
+    failed+=("${*:2}")
+  fi
+  return $rc
+}
 
 want tests && {
   log "machine"
@@ -43,10 +59,14 @@ want tests && {
   log "done"
 } > "$out/tests.log" 2>&1
 
+# Deterministic (seed 1): a file left by an earlier run on the same machine is
+# the same weights; the rename keeps a cut-off synth from being taken for one.
 e4b_synth() {
   [ -s $tmp/e4b.n3w ] && return
   log "E4B synth"
-  t 120 $n3 synth --model configs/models/gemma3n-e4b.yaml --seed 1 -o $tmp/e4b.part.n3w && mv $tmp/e4b.part.n3w $tmp/e4b.n3w
+  t 120 $n3 synth --model configs/models/gemma3n-e4b.yaml --seed 1 -o $tmp/e4b.part.n3w > $tmp/synth.log 2>&1 &&
+    mv $tmp/e4b.part.n3w $tmp/e4b.n3w
+  tail -1 $tmp/synth.log
 }
 
 want bench && {
@@ -65,7 +85,7 @@ want bench && {
 check_model() {
   local name=$1 model=$2 vocab=$3 gt=$4 d=$tmp/$1
   mkdir -p $d
-  python3 -c "
+  t 30 python3 -c "
 import numpy as np
 np.save('$d/prompt.npy', ((np.arange(32) * 7919 + 2) % $vocab).astype(np.int32))
 np.save('$d/feed.npy', (np.array([17, 262399, 5, 100000]) % $vocab).astype(np.int32))"
@@ -75,20 +95,21 @@ np.save('$d/feed.npy', (np.array([17, 262399, 5, 100000]) % $vocab).astype(np.in
   log "$name golden, NPU numerics (CPU, $OMP_NUM_THREADS threads)"
   t $gt $n3 golden $args --numerics npu --dump $d/gold_npu
   log "$name: n3 diff cuda_npu gold_npu"
-  $n3 diff $d/cuda_npu $d/gold_npu > $d/diff_npu.txt; echo "n3 diff exit status: $?"
-  grep -v " identical " $d/diff_npu.txt | head -40; tail -1 $d/diff_npu.txt
+  t 60 $n3 diff $d/cuda_npu $d/gold_npu > $d/diff_npu.txt; echo "n3 diff exit status: $?"
+  grep -v " identical " $d/diff_npu.txt | head -40  # the differing tensors and the summary line
   if [ -z "${N3_SKIP_REF:-}" ]; then
     log "$name cuda, reference numerics"
     t 120 $n3 golden --backend cuda $args --numerics reference --dump $d/cuda_ref
     log "$name golden, reference numerics (CPU)"
     t $gt $n3 golden $args --numerics reference --dump $d/gold_ref
     log "$name: relerr cuda_ref gold_ref"
-    python3 gpu_reference/scripts/relerr.py $d/cuda_ref $d/gold_ref; echo "relerr exit status: $?"
+    t 60 python3 gpu_reference/scripts/relerr.py $d/cuda_ref $d/gold_ref; echo "relerr exit status: $?"
   fi
 }
 
 want small && {
-  t 60 $n3 synth --model configs/models/tiny.yaml --seed 1 -o $tmp/tiny.n3w 2>&1 | tail -1
+  t 60 $n3 synth --model configs/models/tiny.yaml --seed 1 -o $tmp/tiny.n3w > $tmp/synth.log 2>&1
+  tail -1 $tmp/synth.log
   check_model dev tests/fixtures/gemma3n-dev/hf 512 60
   check_model tiny $tmp/tiny.n3w 256 60
   log "done"
@@ -101,3 +122,10 @@ want e4b && {
   t 120 $n3 run --backend cuda --model $tmp/e4b.n3w --ids $tmp/e4b/prompt.npy --max-new 32
   log "done"
 } > "$out/e4b.log" 2>&1
+
+if ((${#failed[@]})); then
+  echo "gpu_acceptance: ${#failed[@]} check(s) failed (parts:$parts; logs in $out):"
+  printf '  %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "gpu_acceptance: every check passed (parts:$parts; logs in $out)"
