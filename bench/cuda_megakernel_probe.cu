@@ -34,19 +34,47 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bench/decode_bytes.h"
+#include "golden/error.h"
 #include "golden/model_config.h"
+#include "gpu_reference/cuda_util.cuh"
 
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+using n3::Error;
+using n3::gpu::DevBuf;
+
+// Median of `reps` runs of once() (which returns a time), after one
+// unmeasured run (graph upload, first-touch of the buffers).
+template <class F>
+double median_of(int reps, F once) {
+  once();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) t.push_back(once());
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
 }
-#define CK(call) check((call), #call)
+
+// Milliseconds of what enqueue() puts on stream s, by CUDA events.
+template <class F>
+float elapsed_ms(cudaStream_t s, F enqueue) {
+  cudaEvent_t e0, e1;
+  N3_CUDA(cudaEventCreate(&e0));
+  N3_CUDA(cudaEventCreate(&e1));
+  N3_CUDA(cudaEventRecord(e0, s));
+  enqueue();
+  N3_CUDA(cudaEventRecord(e1, s));
+  N3_CUDA(cudaEventSynchronize(e1));
+  N3_CUDA(cudaGetLastError());
+  float ms;
+  N3_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+  N3_CUDA(cudaEventDestroy(e0));
+  N3_CUDA(cudaEventDestroy(e1));
+  return ms;
+}
 
 __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
   unsigned v;
@@ -89,57 +117,31 @@ __device__ __forceinline__ void grid_barrier(unsigned* count, unsigned k) {
 // As the decode chain's kernels: wait for the predecessor, let the successor
 // launch, then one dependent read-modify-write (a value the previous kernel wrote).
 __global__ void chain_kernel(unsigned* x, int i) {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" :::);
+  n3::gpu::pdl_begin();
   if (blockIdx.x == 0 && threadIdx.x == 0) x[i + 1] = x[i] + 1;
 }
 
-// Microseconds a kernel of a graph of n dependent launches of `blocks` blocks.
+// Microseconds a kernel of a graph of n dependent launches of `blocks` blocks,
+// launched as the decode chain's (cuda_util.cuh's launch_as).
 double boundary_us(int n, int blocks, bool pdl, int reps) {
-  unsigned* x;
-  CK(cudaMalloc(&x, (n + 1) * sizeof(unsigned)));
+  DevBuf<unsigned> x(n + 1);
   cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  CK(cudaMemsetAsync(x, 0, sizeof(unsigned), s));
-  for (int i = 0; i < n; ++i) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(blocks);
-    cfg.blockDim = dim3(256);
-    cfg.stream = s;
-    cudaLaunchAttribute a[1];
-    a[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    a[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = a;
-    cfg.numAttrs = pdl ? 1 : 0;
-    CK(cudaLaunchKernelEx(&cfg, chain_kernel, x, i));
-  }
+  N3_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  N3_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  N3_CUDA(cudaMemsetAsync(x.get(), 0, sizeof(unsigned), s));
+  for (int i = 0; i < n; ++i) n3::gpu::launch_as(pdl, "chain_kernel", chain_kernel, blocks, 256, 0, s, x.get(), i);
   cudaGraph_t g;
-  CK(cudaStreamEndCapture(s, &g));
+  N3_CUDA(cudaStreamEndCapture(s, &g));
   cudaGraphExec_t ge;
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<double> t;
-  for (int r = 0; r < reps + 1; ++r) {
-    CK(cudaEventRecord(e0, s));
-    CK(cudaGraphLaunch(ge, s));
-    CK(cudaEventRecord(e1, s));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    if (r) t.push_back(ms * 1e3 / n);  // the first replay uploads the graph
-  }
+  N3_CUDA(cudaGraphInstantiate(&ge, g, 0));
+  const double us = median_of(reps, [&] { return elapsed_ms(s, [&] { N3_CUDA(cudaGraphLaunch(ge, s)); }) * 1e3 / n; });
   unsigned last;
-  CK(cudaMemcpy(&last, x + n, sizeof last, cudaMemcpyDeviceToHost));
-  if (last != unsigned(n)) throw std::runtime_error("chain of kernels: counter " + std::to_string(last));
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(g));
-  CK(cudaStreamDestroy(s));
-  CK(cudaFree(x));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  N3_CUDA(cudaMemcpy(&last, x.get() + n, sizeof last, cudaMemcpyDeviceToHost));
+  if (last != unsigned(n)) throw Error("chain of kernels: counter " + std::to_string(last));
+  N3_CUDA(cudaGraphExecDestroy(ge));
+  N3_CUDA(cudaGraphDestroy(g));
+  N3_CUDA(cudaStreamDestroy(s));
+  return us;
 }
 
 // ---- 2. in-kernel barriers and handoffs ------------------------------------
@@ -174,41 +176,24 @@ __global__ void handoff_kernel(Sync* sy, int n, int mode, unsigned* seen) {
 template <class K, class... A>
 float cooperative_ms(K kernel, int blocks, int threads, size_t smem, A... args) {
   void* p[] = {&args...};
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  CK(cudaEventRecord(e0));
-  CK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), dim3(blocks), dim3(threads), p, smem, nullptr));
-  CK(cudaEventRecord(e1));
-  CK(cudaEventSynchronize(e1));
-  CK(cudaGetLastError());
-  float ms;
-  CK(cudaEventElapsedTime(&ms, e0, e1));
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  return ms;
+  return elapsed_ms(nullptr, [&] {
+    N3_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), dim3(blocks), dim3(threads), p, smem, nullptr));
+  });
 }
 
 double handoff_us(int blocks, int mode, int n, int reps) {
-  Sync* sy;
-  unsigned* seen;
-  CK(cudaMalloc(&sy, sizeof(Sync)));
-  CK(cudaMalloc(&seen, blocks * sizeof(unsigned)));
-  std::vector<double> t;
-  for (int r = 0; r < reps + 1; ++r) {
-    CK(cudaMemset(sy, 0, sizeof(Sync)));
-    CK(cudaMemset(seen, 0, blocks * sizeof(unsigned)));
-    const float ms = cooperative_ms(handoff_kernel, blocks, 256, 0, sy, n, mode, seen);
+  DevBuf<Sync> sy(1);
+  DevBuf<unsigned> seen(blocks);
+  return median_of(reps, [&] {
+    N3_CUDA(cudaMemset(sy.get(), 0, sizeof(Sync)));
+    N3_CUDA(cudaMemset(seen.get(), 0, blocks * sizeof(unsigned)));
+    const float ms = cooperative_ms(handoff_kernel, blocks, 256, 0, sy.get(), n, mode, seen.get());
     std::vector<unsigned> h(blocks);
-    CK(cudaMemcpy(h.data(), seen, blocks * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    N3_CUDA(cudaMemcpy(h.data(), seen.get(), blocks * sizeof(unsigned), cudaMemcpyDeviceToHost));
     for (unsigned v : h)
-      if (v != unsigned(n)) throw std::runtime_error("handoff kernel: a block did not finish");
-    if (r) t.push_back(ms * 1e3 / n);
-  }
-  CK(cudaFree(sy));
-  CK(cudaFree(seen));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+      if (v != unsigned(n)) throw Error("handoff kernel: a block did not finish");
+    return ms * 1e3 / n;
+  });
 }
 
 // ---- 3. a skeleton decode step ---------------------------------------------
@@ -313,30 +298,22 @@ Step decode_step(const n3::ModelConfig& c, uint32_t layer_ns) {
 }
 
 double step_us(const uint4* w, const Step& st, int blocks, int threads, bool prefetch, size_t smem, int reps) {
-  Seg* segs;
-  Sync* sy;
-  uint32_t* sink;
-  CK(cudaMalloc(&segs, st.segs.size() * sizeof(Seg)));
-  CK(cudaMemcpy(segs, st.segs.data(), st.segs.size() * sizeof(Seg), cudaMemcpyHostToDevice));
-  CK(cudaMalloc(&sy, sizeof(Sync)));
-  CK(cudaMalloc(&sink, size_t(blocks) * threads * sizeof(uint32_t)));
+  DevBuf<Seg> segs(st.segs.size());
+  segs.upload(st.segs.data(), st.segs.size());
+  DevBuf<Sync> sy(1);
+  DevBuf<uint32_t> sink(size_t(blocks) * threads);
   const int nseg = int(st.segs.size()), pf = prefetch ? 1 : 0;
   const uint32_t pre16 = uint32_t(smem / 16);
-  std::vector<double> t;
-  for (int r = 0; r < reps + 1; ++r) {
-    CK(cudaMemset(sy, 0, sizeof(Sync)));
-    const float ms = cooperative_ms(step_kernel, blocks, threads, smem, w, (const Seg*)segs, nseg, pf, pre16, sy, sink);
+  return median_of(reps, [&] {
+    N3_CUDA(cudaMemset(sy.get(), 0, sizeof(Sync)));
+    const float ms = cooperative_ms(step_kernel, blocks, threads, smem, w, (const Seg*)segs.get(), nseg, pf, pre16,
+                                    sy.get(), sink.get());
     Sync h;
-    CK(cudaMemcpy(&h, sy, sizeof h, cudaMemcpyDeviceToHost));
+    N3_CUDA(cudaMemcpy(&h, sy.get(), sizeof h, cudaMemcpyDeviceToHost));
     if (h.done != unsigned(nseg) * blocks || h.flag != unsigned(nseg))
-      throw std::runtime_error("step kernel: handoff counts " + std::to_string(h.done) + ", " + std::to_string(h.flag));
-    if (r) t.push_back(ms * 1e3);
-  }
-  CK(cudaFree(segs));
-  CK(cudaFree(sy));
-  CK(cudaFree(sink));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+      throw Error("step kernel: handoff counts " + std::to_string(h.done) + ", " + std::to_string(h.flag));
+    return ms * 1e3;
+  });
 }
 
 }  // namespace
@@ -352,13 +329,13 @@ int main(int argc, char** argv) {
       else if (a == "--reps" && i + 1 < argc)
         reps = std::max(1, std::atoi(argv[++i]));
       else
-        throw std::runtime_error("usage: cuda_megakernel_probe [--model CONFIG.yaml] [--reps N]");
+        throw Error("usage: cuda_megakernel_probe [--model CONFIG.yaml] [--reps N]");
     }
     const n3::ModelConfig c = n3::load_model_config(model);
     int dev = 0, n_dev = 0;
-    if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0) throw std::runtime_error("no CUDA device");
+    if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0) throw Error("no CUDA device");
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, dev));
+    N3_CUDA(cudaGetDeviceProperties(&prop, dev));
     const int sms = prop.multiProcessorCount;
     const double spec = n3::bench::spec_hbm_bandwidth(prop.name), token_bytes = n3::bench::decode_bytes_per_token(c);
     std::printf("device: %s, %d SMs\n", prop.name, sms);
@@ -374,16 +351,16 @@ int main(int argc, char** argv) {
 
     const int threads = 1024;
     int max_smem = 0;
-    CK(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    N3_CUDA(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     const size_t smem = size_t(max_smem) / 16 * 16;
-    CK(cudaFuncSetAttribute(step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_smem));
+    N3_CUDA(cudaFuncSetAttribute(step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_smem));
     int per_sm = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, step_kernel, threads, smem));
-    if (per_sm < 1) throw std::runtime_error("step kernel does not fit an SM");
+    N3_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, step_kernel, threads, smem));
+    if (per_sm < 1) throw Error("step kernel does not fit an SM");
     const Step probe = decode_step(c, 0);
-    uint4* w;
-    CK(cudaMalloc(&w, probe.bytes));
-    CK(cudaMemset(w, 0x5a, probe.bytes));
+    DevBuf<uint4> weights(probe.bytes / 16);
+    N3_CUDA(cudaMemset(weights.get(), 0x5a, probe.bytes));
+    const uint4* w = weights.get();
     std::printf("\n3. skeleton decode step of %s: %.3f GB of GEMV weights in %zu segments (%d a layer),\n"
                 "   one cooperative kernel of %d blocks x %d threads, %zu KB of shared memory a block;\n"
                 "   per-token us = the per-token phases' time a layer (one block spinning, split over the\n"
@@ -413,7 +390,6 @@ int main(int argc, char** argv) {
       }
       std::printf("\n");
     }
-    CK(cudaFree(w));
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cuda_megakernel_probe: %s\n", e.what());
