@@ -23,7 +23,7 @@
 #include "golden/dump.h"
 #include "golden/hw_config.h"
 #include "golden/model.h"
-#include "golden/npy.h"
+#include "base/npy.h"
 #include "golden/synth.h"
 #include "golden/weights_quantized.h"
 

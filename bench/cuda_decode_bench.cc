@@ -24,12 +24,12 @@
 #include <string>
 
 #include "bench/decode_bytes.h"
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 #include "golden/model_config.h"
 #include "golden/synth.h"
 #include "golden/weight_names.h"
-#include "host_driver/numerics_select.h"
+#include "runtime/numerics_select.h"
 #include "host_driver/sampler.h"
 #ifdef N3_HAVE_CUDA
 #include "gpu_reference/model_cuda.h"

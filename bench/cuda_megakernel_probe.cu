@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "bench/decode_bytes.h"
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/model_config.h"
 #include "gpu_reference/cuda_util.cuh"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "bench/decode_bytes.h"
-#include "golden/file_util.h"
+#include "base/file_util.h"
 #include "golden/model.h"
 #include "golden/model_config.h"
 #include "golden/synth.h"

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "golden/rng.h"
+#include "base/rng.h"
 #include "host_driver/sampler.h"
 
 namespace {

@@ -11,7 +11,7 @@
 
 #include "golden/n3w_file.h"
 #include "golden/quantize.h"
-#include "golden/rng.h"
+#include "base/rng.h"
 #include "golden/synth.h"
 
 namespace {

@@ -10,12 +10,12 @@
 #include <cstring>
 #include <string>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
-#include "host_driver/device_func.h"
-#include "host_driver/device_systemc.h"
-#include "host_driver/numerics_select.h"
+#include "runtime/device_func.h"
+#include "runtime/device_systemc.h"
+#include "runtime/numerics_select.h"
 #include "sim/systemc/timing.h"
 
 using namespace n3;

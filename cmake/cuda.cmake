@@ -1,7 +1,7 @@
 # The CUDA reference path (gpu_reference/, docs/gpu.md): a static library
 # n3_cuda of the kernels, the CUDA model and the `cuda` Device backend,
 # linked into n3_host where a CUDA compiler was found (cmake/cuda_check.cmake
-# enables the language). N3_HAVE_CUDA tells host_driver/device.cc and the
+# enables the language). N3_HAVE_CUDA tells host_driver/backends.cc and the
 # tests that the backend exists. Without nvcc (or with
 # -DCMAKE_CUDA_COMPILER= ) nothing here is built and `--backend cuda` says so.
 if(CMAKE_CUDA_COMPILER)
@@ -26,12 +26,9 @@ if(CMAKE_CUDA_COMPILER)
     target_compile_definitions(n3_cuda PRIVATE N3_CUDA_TIMING_SKIP)
     message(WARNING "n3: N3_CUDA_TIMING_SKIP build, for timing only")
   endif()
-  # n3_cuda uses the Device interface and open_weights_for of n3_host, which
-  # in turn links n3_cuda: a cycle of static libraries, which CMake repeats
-  # on the link line.
-  target_link_libraries(n3_cuda PUBLIC n3_golden n3_host CUDA::cudart_static)
-  target_link_libraries(n3_host PUBLIC n3_cuda)
-  target_compile_definitions(n3_host PUBLIC N3_HAVE_CUDA=1)
+  # The cuda backend implements runtime/'s Device; the driver floor
+  # (n3_host, CMakeLists.txt) links it and defines N3_HAVE_CUDA.
+  target_link_libraries(n3_cuda PUBLIC n3_runtime CUDA::cudart_static)
   # The kernel tracer (gpu_reference/tools/kernel_trace.cc, CUPTI): a library
   # the CUDA driver loads into a run through CUDA_INJECTION64_PATH; built
   # where the toolkit has CUPTI with the kernel record it reads (CUDA 13).

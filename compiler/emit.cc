@@ -4,7 +4,7 @@
 #include <cctype>
 #include <cstring>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "isa/isa.h"
 
 namespace n3::comp {

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "compiler/lower.h"
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/numerics/npu_ops.h"
 #include "golden/weight_names.h"
 

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "compiler/emit.h"
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/kernels.h"
 #include "isa/asm.h"
 #include "isa/verify.h"

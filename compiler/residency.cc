@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "isa/asm.h"
 
 namespace n3::comp {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "isa/asm.h"
 #include "isa/dis.h"
 #include "isa/verify.h"

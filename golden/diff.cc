@@ -8,9 +8,9 @@
 
 #include "golden/dump.h"
 #include "golden/dump_ops.h"
-#include "golden/error.h"
-#include "golden/file_util.h"
-#include "golden/npy.h"
+#include "base/error.h"
+#include "base/file_util.h"
+#include "base/npy.h"
 
 namespace n3 {
 

@@ -4,9 +4,9 @@
 
 #include <cstring>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
-#include "golden/npy.h"
+#include "base/error.h"
+#include "base/file_util.h"
+#include "base/npy.h"
 
 namespace n3 {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "golden/dump_ops.h"
-#include "golden/tensor.h"
+#include "base/tensor.h"
 
 namespace n3 {
 

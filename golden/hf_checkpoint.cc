@@ -5,8 +5,8 @@
 #include <map>
 #include <set>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 #include "golden/safetensors.h"
 #include "golden/weight_names.h"
 

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 
 #ifndef N3_SOURCE_DIR
 #define N3_SOURCE_DIR "."

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <vector>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/kernels.h"
 #include "golden/numerics/npu_ops.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "golden/error.h"
+#include "base/error.h"
 
 namespace n3 {
 

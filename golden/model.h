@@ -11,7 +11,7 @@
 #include "golden/dump.h"
 #include "golden/kernels.h"
 #include "golden/model_config.h"
-#include "golden/tensor.h"
+#include "base/tensor.h"
 #include "golden/weights.h"
 
 namespace n3 {

@@ -6,8 +6,8 @@
 #include <set>
 #include <sstream>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 
 namespace n3 {
 

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <map>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
-#include "golden/rng.h"
+#include "base/error.h"
+#include "base/file_util.h"
+#include "base/rng.h"
 
 namespace n3 {
 

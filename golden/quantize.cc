@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/n3w_file.h"
 
 namespace n3 {

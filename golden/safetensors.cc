@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "golden/error.h"
+#include "base/error.h"
 
 namespace n3 {
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "golden/file_util.h"
-#include "golden/tensor.h"
+#include "base/file_util.h"
+#include "base/tensor.h"
 #include "golden/weights.h"
 
 namespace n3 {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "golden/n3w_file.h"
-#include "golden/rng.h"
+#include "base/rng.h"
 
 namespace n3 {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "golden/model_config.h"
-#include "golden/tensor.h"
+#include "base/tensor.h"
 
 namespace n3 {
 

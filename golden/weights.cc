@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 #include "golden/hf_checkpoint.h"
 #include "golden/n3w_file.h"
 

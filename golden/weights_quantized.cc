@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/quantize.h"
 #include "golden/weight_names.h"
 

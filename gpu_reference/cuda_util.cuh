@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/numerics/reduce.h"
 
 namespace n3::gpu {

@@ -2,10 +2,10 @@
 #include <chrono>
 #include <map>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "gpu_reference/device_cuda.h"
 #include "gpu_reference/model_cuda.h"
-#include "host_driver/numerics_select.h"
+#include "runtime/numerics_select.h"
 
 namespace n3 {
 

@@ -1,11 +1,11 @@
-// The CUDA reference path as a Device backend (host_driver/device.h):
+// The CUDA reference path as a Device backend (runtime/device.h):
 // `n3 run --backend cuda`, `n3 golden --backend cuda`. Built only where nvcc
 // is found (N3_HAVE_CUDA); open_device("cuda") fails with one line when no
 // usable GPU is present.
 #pragma once
 #include <memory>
 
-#include "host_driver/device.h"
+#include "runtime/device.h"
 
 namespace n3 {
 

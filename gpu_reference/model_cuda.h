@@ -12,7 +12,7 @@
 #include "golden/dump.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
-#include "golden/tensor.h"
+#include "base/tensor.h"
 #include "golden/weights.h"
 
 namespace n3::gpu {

@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "golden/error.h"
+#include "base/error.h"
 
 namespace n3::cli {
 

@@ -2,8 +2,8 @@
 // (isa/asm.h). Errors are one line, file:line:column; nothing is written then.
 #include <cstdio>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 #include "host_driver/cli_util.h"
 #include "isa/asm.h"
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/quantize.h"
 #include "golden/weights.h"
 #include "host_driver/cli_util.h"

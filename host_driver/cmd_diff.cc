@@ -9,7 +9,7 @@
 #include <string>
 
 #include "golden/diff.h"
-#include "golden/error.h"
+#include "base/error.h"
 #include "host_driver/cli.h"
 #include "host_driver/cli_util.h"
 

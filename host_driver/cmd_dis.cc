@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 #include "host_driver/cli_util.h"
 #include "isa/dis.h"
 

@@ -15,10 +15,10 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
-#include "golden/tensor.h"
+#include "base/tensor.h"
 #include "host_driver/cli_util.h"
 #include "sim/systemc/timing.h"
 

@@ -5,14 +5,14 @@
 #include <iostream>
 
 #include "golden/dump.h"
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 #include "golden/hw_config.h"
 #include "golden/model.h"
-#include "golden/npy.h"
+#include "base/npy.h"
 #include "host_driver/cli_util.h"
-#include "host_driver/device.h"
-#include "host_driver/numerics_select.h"
+#include "host_driver/backends.h"
+#include "runtime/numerics_select.h"
 
 namespace n3::cli {
 

@@ -7,12 +7,12 @@
 #include <memory>
 
 #include "golden/dump.h"
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 #include "golden/hw_config.h"
-#include "golden/npy.h"
+#include "base/npy.h"
 #include "host_driver/cli_util.h"
-#include "host_driver/device.h"
+#include "host_driver/backends.h"
 #include "host_driver/sampler.h"
 #include "host_driver/tokenizer.h"
 

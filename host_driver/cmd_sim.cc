@@ -9,10 +9,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 #include "golden/hw_config.h"
-#include "golden/npy.h"
+#include "base/npy.h"
 #include "host_driver/cli_util.h"
 #include "isa/verify.h"
 #include "sim/func_sim.h"

@@ -12,15 +12,15 @@
 #include <nlohmann/json.hpp>
 
 #include "golden/dump.h"
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
-#include "golden/npy.h"
+#include "base/npy.h"
 #include "host_driver/cli_util.h"
-#include "host_driver/device_func.h"
-#include "host_driver/device_systemc.h"
-#include "host_driver/numerics_select.h"
+#include "runtime/device_func.h"
+#include "runtime/device_systemc.h"
+#include "runtime/numerics_select.h"
 
 namespace n3::cli {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/model_config.h"
 #include "golden/synth.h"
 #include "host_driver/cli_util.h"

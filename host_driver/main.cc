@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "host_driver/cli.h"
 
 namespace {

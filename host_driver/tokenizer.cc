@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "golden/error.h"
+#include "base/error.h"
 
 namespace n3::host {
 

@@ -16,7 +16,7 @@
 #pragma once
 #include <string>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "isa/program.h"
 
 namespace n3::isa {

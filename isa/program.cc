@@ -5,7 +5,7 @@
 #include <set>
 #include <utility>
 
-#include "golden/error.h"
+#include "base/error.h"
 
 namespace n3::isa {
 

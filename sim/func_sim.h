@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/numerics/formats_config.h"
 #include "isa/program.h"
 #include "sim/hazard.h"

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "golden/file_util.h"
-#include "golden/npy.h"
+#include "base/file_util.h"
+#include "base/npy.h"
 
 namespace n3::sim {
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/numerics/mac.h"
 #include "isa/verify.h"
 

@@ -16,8 +16,8 @@
 
 #include <cstdlib>
 
-#include "golden/file_util.h"
-#include "golden/npy.h"
+#include "base/file_util.h"
+#include "base/npy.h"
 #include "sim/memory.h"
 
 #include <cstring>

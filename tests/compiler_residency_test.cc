@@ -10,8 +10,8 @@
 #include "compiler/layout.h"
 #include "compiler/lower.h"
 #include "compiler/residency.h"
-#include "golden/file_util.h"
-#include "golden/npy.h"
+#include "base/file_util.h"
+#include "base/npy.h"
 #include "golden/model_config.h"
 #include "tests/test_util.h"
 

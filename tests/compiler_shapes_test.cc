@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "golden/file_util.h"
-#include "golden/npy.h"
+#include "base/file_util.h"
+#include "base/npy.h"
 #include "tests/test_util.h"
 
 namespace n3 {

@@ -4,8 +4,8 @@
 
 #include <fstream>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
 #include "tests/test_util.h"

@@ -11,10 +11,10 @@
 
 #include "golden/diff.h"
 #include "golden/dump.h"
-#include "golden/error.h"
-#include "golden/file_util.h"
-#include "golden/npy.h"
-#include "host_driver/device.h"
+#include "base/error.h"
+#include "base/file_util.h"
+#include "base/npy.h"
+#include "host_driver/backends.h"
 #include "host_driver/sampler.h"
 #include "tests/test_util.h"
 

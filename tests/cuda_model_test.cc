@@ -22,13 +22,13 @@
 
 #include "golden/diff.h"
 #include "golden/dump.h"
-#include "golden/file_util.h"
+#include "base/file_util.h"
 #include "golden/hw_config.h"
 #include "golden/model.h"
-#include "golden/npy.h"
+#include "base/npy.h"
 #include "golden/synth.h"
-#include "host_driver/device.h"
-#include "host_driver/numerics_select.h"
+#include "host_driver/backends.h"
+#include "runtime/numerics_select.h"
 #include "tests/test_util.h"
 #ifdef N3_HAVE_CUDA
 #include "gpu_reference/model_cuda.h"

@@ -13,9 +13,9 @@
 
 #include "golden/diff.h"
 #include "golden/dump.h"
-#include "golden/error.h"
-#include "golden/file_util.h"
-#include "golden/npy.h"
+#include "base/error.h"
+#include "base/file_util.h"
+#include "base/npy.h"
 #include "tests/test_util.h"
 
 namespace n3 {

@@ -6,8 +6,8 @@
 #include <cstdlib>
 
 #include "golden/dump.h"
-#include "golden/file_util.h"
-#include "golden/npy.h"
+#include "base/file_util.h"
+#include "base/npy.h"
 #include "tests/test_util.h"
 
 namespace n3 {

@@ -9,9 +9,9 @@
 #include <cstring>
 
 #include "golden/dump.h"
-#include "golden/file_util.h"
+#include "base/file_util.h"
 #include "golden/model.h"
-#include "golden/npy.h"
+#include "base/npy.h"
 #include "tests/test_util.h"
 
 namespace n3 {

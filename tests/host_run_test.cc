@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
-#include "golden/npy.h"
-#include "host_driver/device.h"
+#include "base/error.h"
+#include "base/file_util.h"
+#include "base/npy.h"
+#include "host_driver/backends.h"
 #include "host_driver/sampler.h"
 #include "host_driver/tokenizer.h"
 #include "tests/test_util.h"

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "golden/file_util.h"
+#include "base/file_util.h"
 #include "tests/sim_func_util.h"
 
 namespace n3::test {

@@ -8,8 +8,8 @@
 #include <functional>
 #include <fstream>
 
-#include "golden/file_util.h"
-#include "golden/npy.h"
+#include "base/file_util.h"
+#include "base/npy.h"
 #include "golden/safetensors.h"
 #include "tests/test_util.h"
 

@@ -11,12 +11,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 #include "golden/hf_checkpoint.h"
 #include "golden/n3w_file.h"
 #include "golden/quantize.h"
-#include "golden/rng.h"
+#include "base/rng.h"
 #include "golden/safetensors.h"
 #include "golden/synth.h"
 #include "tests/test_util.h"

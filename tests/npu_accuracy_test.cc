@@ -11,10 +11,10 @@
 #include <fstream>
 
 #include "golden/dump.h"
-#include "golden/file_util.h"
+#include "base/file_util.h"
 #include "golden/hw_config.h"
 #include "golden/model.h"
-#include "golden/npy.h"
+#include "base/npy.h"
 #include "golden/synth.h"
 #include "golden/weights_quantized.h"
 #include "tests/test_util.h"

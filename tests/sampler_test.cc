@@ -17,7 +17,7 @@
 
 #include <omp.h>
 
-#include "golden/error.h"
+#include "base/error.h"
 
 namespace n3::host {
 namespace {

@@ -9,7 +9,7 @@
 #include "golden/numerics/ops.h"
 
 #include "golden/dump.h"
-#include "golden/npy.h"
+#include "base/npy.h"
 #include "isa/dis.h"
 #include "sim/memory.h"
 #include "tests/sim_func_util.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "golden/file_util.h"
+#include "base/file_util.h"
 #include "golden/numerics/formats.h"
 #include "isa/asm.h"
 #include "sim/func_sim.h"

@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "golden/file_util.h"
+#include "base/file_util.h"
 #include "golden/model_config.h"
-#include "golden/npy.h"
+#include "base/npy.h"
 #include "tests/test_util.h"
 #include "tests/trace_check.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "golden/tensor.h"
+#include "base/tensor.h"
 
 namespace n3::test {
 

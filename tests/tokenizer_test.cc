@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "tests/test_util.h"
 
 // The fixture is named Tokenizer (suite name for --gtest_filter=Tokenizer*),

@@ -3,7 +3,7 @@
 // are refused naming the tensor; matching ones run; two-level is refused.
 #include <gtest/gtest.h>
 
-#include "golden/file_util.h"
+#include "base/file_util.h"
 #include "tests/test_util.h"
 
 namespace n3 {

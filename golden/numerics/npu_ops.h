@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/numerics/ops.h"
 #include "golden/weights.h"
 

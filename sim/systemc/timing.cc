@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "golden/tensor.h"
+#include "base/tensor.h"
 #include "golden/weight_names.h"
 #include "isa/isa.h"
 

@@ -1,12 +1,12 @@
-#include "golden/npy.h"
+#include "base/npy.h"
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-#include "golden/error.h"
-#include "golden/file_util.h"
+#include "base/error.h"
+#include "base/file_util.h"
 
 namespace n3 {
 

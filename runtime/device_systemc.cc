@@ -1,6 +1,6 @@
-#include "host_driver/device_systemc.h"
+#include "runtime/device_systemc.h"
 
-#include "golden/error.h"
+#include "base/error.h"
 #ifdef N3_HAVE_SYSTEMC
 #include "sim/systemc/npu.h"
 #endif

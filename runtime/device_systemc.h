@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "host_driver/device.h"
-#include "host_driver/device_func.h"
+#include "runtime/device.h"
+#include "runtime/device_func.h"
 #ifdef N3_HAVE_SYSTEMC
 #include "sim/systemc/report.h"
 #endif

@@ -1,6 +1,6 @@
-#include "host_driver/numerics_select.h"
+#include "runtime/numerics_select.h"
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/quantize.h"
 #include "golden/weight_names.h"
 #include "golden/weights_quantized.h"

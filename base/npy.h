@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "golden/tensor.h"
+#include "base/tensor.h"
 
 namespace n3 {
 

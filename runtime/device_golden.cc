@@ -1,11 +1,11 @@
-#include "host_driver/device_golden.h"
+#include "runtime/device_golden.h"
 
 #include <chrono>
 #include <map>
 
-#include "golden/error.h"
+#include "base/error.h"
 #include "golden/model.h"
-#include "host_driver/numerics_select.h"
+#include "runtime/numerics_select.h"
 
 namespace n3 {
 

@@ -11,7 +11,7 @@
 #include "golden/dump.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
-#include "golden/tensor.h"
+#include "base/tensor.h"
 
 namespace n3 {
 
@@ -68,8 +68,6 @@ class Device {
   int64_t kv_sinks() const;
 };
 
-// backend: golden | func | systemc | cuda. Throws n3::Error for a backend
-// that is not built or not available on this machine, naming why.
-std::unique_ptr<Device> open_device(const std::string& backend, const DeviceOptions& opt);
+// open_device (host_driver/backends.h) picks a backend by name.
 
 }  // namespace n3

@@ -15,7 +15,7 @@
 #include "golden/dump.h"
 #include "golden/hw_config.h"
 #include "golden/weights.h"
-#include "host_driver/device.h"
+#include "runtime/device.h"
 #include "sim/func_sim.h"
 #include "sim/memory.h"
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <memory>
 
-#include "host_driver/device.h"
+#include "runtime/device.h"
 
 namespace n3 {
 

@@ -1,4 +1,4 @@
-#include "host_driver/device_func.h"
+#include "runtime/device_func.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,8 +8,8 @@
 #include "compiler/lower.h"
 #include "compiler/residency.h"
 #include "golden/dump_ops.h"
-#include "golden/error.h"
-#include "host_driver/numerics_select.h"
+#include "base/error.h"
+#include "runtime/numerics_select.h"
 #include "sim/func_sim.h"
 
 namespace n3 {

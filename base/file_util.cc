@@ -1,4 +1,4 @@
-#include "golden/file_util.h"
+#include "base/file_util.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "golden/error.h"
+#include "base/error.h"
 
 namespace n3 {
 
