@@ -13,7 +13,7 @@
 #include "base/error.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
-#include "runtime/device_func.h"
+#include "runtime/compiled_model.h"
 #include "runtime/device_systemc.h"
 #include "runtime/numerics_select.h"
 #include "sim/systemc/timing.h"
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     const timing::Params p = timing::load_params(hwc);
 
     auto t0 = std::chrono::steady_clock::now();
-    FuncModel fm(cfg, hwc, 0);
+    CompiledModel fm(cfg, hwc, CompiledOptions{});
     fm.program(1);  // compile the decode program now, so the simulation is timed alone
     const double compile_s = since(t0);
 

@@ -128,10 +128,11 @@ void write_weights(const Layout& lay, const WeightSource& w, const ModelConfig& 
   }
 }
 
-std::vector<int32_t> input_words(const Layout& lay, int64_t pos0, const std::vector<int32_t>& ids) {
+std::vector<int32_t> input_words(const Layout& lay, int64_t pos0, int64_t row0, const std::vector<int32_t>& ids) {
   require(int64_t(ids.size()) <= lay.max_chunk, "compiler: more ids than the input region holds");
   std::vector<int32_t> in(size_t(4 + 2 * lay.max_chunk), 0);
   in[0] = int32_t(pos0);
+  in[1] = int32_t(row0);
   for (size_t t = 0; t < ids.size(); ++t) {
     in[4 + t] = int32_t(pos0 + int64_t(t));
     in[size_t(4 + lay.max_chunk) + t] = ids[t];

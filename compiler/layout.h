@@ -59,7 +59,7 @@ struct Layout {
   std::map<std::string, Placed> consts;   // compiler constants (RoPE inverse frequencies)
   std::vector<Ring> rings;                // per layer; rows == 0 for KV-shared layers
   uint64_t weights_end = 0;
-  uint64_t input = 0, input_bytes = 0;    // pos0, positions[T], ids[T] (int32)
+  uint64_t input = 0, input_bytes = 0;    // pos0, row0, positions[T], ids[T] (int32)
   uint64_t logits = 0, logits_bytes = 0;  // F32 [max_chunk, V]
   uint64_t spill = 0, spill_bytes = 0;    // activations of a chunk too large for L2
   uint64_t ddr_end = 0;                   // DDR footprint
@@ -76,9 +76,11 @@ struct Layout {
 // `max_chunk` bounds the prefill chunk (sliding rings hold window + max_chunk - 1 positions).
 Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int max_chunk);
 
-// The input region's int32 words for a forward over `ids` at position pos0:
-// [0] pos0, [1..3] 0, [4 .. 4+max_chunk) positions, [4+max_chunk ..) ids.
-std::vector<int32_t> input_words(const Layout& lay, int64_t pos0, const std::vector<int32_t>& ids);
+// The input region's int32 words for a forward over `ids` at position pos0
+// whose K/V go to row row0 of the global rings (row0 == pos0 until the host
+// evicts rows): [0] pos0, [1] row0, [2..3] 0, [4 .. 4+max_chunk) positions,
+// [4+max_chunk ..) ids.
+std::vector<int32_t> input_words(const Layout& lay, int64_t pos0, int64_t row0, const std::vector<int32_t>& ids);
 
 // The DDR bytes of the weights and constants (weights already quantised to
 // INT4 with one scale per row where the layout says INT4). Calls put(addr,

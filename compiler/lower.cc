@@ -215,7 +215,12 @@ class Lowering {
 
 // Registers: r1 pos0, r2 window start, r3 window length, r4 T, r5 row offset
 // of a token's heads, r6 token id, r7 per-layer-input row, r8 input region,
-// r9 token index, r10 query position, r11 the token's first per-layer-input row.
+// r9 token index, r10 query row, r11 the token's first per-layer-input row,
+// r12 the global KV rings' row of the chunk's first token. Sliding rings are
+// indexed by position (pos0 + t); global rings by row, which equals the
+// position until the host evicts rows (kv.policy: evict keeps the first
+// sinks and the most recent rows, compacted: docs/runtime.md), so a global
+// layer attends rows 0 .. r12 + t, exactly the rows the host kept.
 void Lowering::embed_and_inputs() {
   const int64_t D = cfg_.hidden, LP = int64_t(cfg_.layers) * cfg_.pl_dim;
   const uint64_t in = lay_.input;
@@ -223,6 +228,7 @@ void Lowering::embed_and_inputs() {
   e_.ctl("alui.shl rd=r8 rs1=r8 imm=16");
   e_.ctl("alui.or rd=r8 rs1=r8 imm=" + num(int64_t(in & 0xffff)));
   e_.ctl("ldst.lw space=ddr rd=r1 rs1=r8 imm=0");
+  e_.ctl("ldst.lw space=ddr rd=r12 rs1=r8 imm=4");
   li(4, T_);
   const Buf E = w("embed_tokens.weight"), Epl = w("embed_tokens_per_layer.weight");
   const int64_t ids_off = 16 + 4 * int64_t(lay_.max_chunk);
@@ -296,6 +302,7 @@ void Lowering::attention(int l) {
   cvo2("rope", qh, qh, ang);
   cap(p + "attn.q", b_.q);
   const std::string kvd = num::kv_fmt_name(f_.kv);
+  const std::string row0 = cfg_.is_global(l) ? "r12" : "r1";  // first row of the chunk in this layer's ring
   auto ring_buf = [&](int src, bool v) {
     const Ring& r = lay_.rings[size_t(src)];
     Buf b;
@@ -316,13 +323,15 @@ void Lowering::attention(int l) {
     mv(b_.v, b_.an, w(p + "self_attn.v_proj.weight"));
     const Buf vh = reshape(b_.v, T_ * KVH, hd);
     rmsnorm(vh, vh, nullptr);
-    // KV write: ring rows pos0 .. pos0 + T - 1 (modulo the ring), converted to the cache format.
-    copy(ring_buf(l, false), b_.k, "row_reg=r1 dyn_reg=r4 ring=1");
-    copy(ring_buf(l, true), b_.v, "row_reg=r1 dyn_reg=r4 ring=1");
-    e_.capture(p + "attn.k", e_.d(ring_buf(l, false), "row_reg=r1 dyn_reg=r4 ring=1"));
-    e_.capture(p + "attn.v", e_.d(ring_buf(l, true), "row_reg=r1 dyn_reg=r4 ring=1"));
+    // KV write: ring rows row0 .. row0 + T - 1 (modulo the ring), converted to the cache format.
+    copy(ring_buf(l, false), b_.k, "row_reg=" + row0 + " dyn_reg=r4 ring=1");
+    copy(ring_buf(l, true), b_.v, "row_reg=" + row0 + " dyn_reg=r4 ring=1");
+    e_.capture(p + "attn.k", e_.d(ring_buf(l, false), "row_reg=" + row0 + " dyn_reg=r4 ring=1"));
+    e_.capture(p + "attn.v", e_.d(ring_buf(l, true), "row_reg=" + row0 + " dyn_reg=r4 ring=1"));
   }
   const int src = cfg_.kv_source(l);
+  require(cfg_.is_global(src) == cfg_.is_global(l), "compiler: layer " + num(l) + " reads the KV ring of layer " +
+                                                        num(src) + ", which has the other attention type");
   const std::string kw = e_.d(ring_buf(src, false), "row_reg=r2 dyn_reg=r3 ring=1");
   const std::string vw = e_.d(ring_buf(src, true), "row_reg=r2 dyn_reg=r3 ring=1");
   const std::string qt = e_.d(view(b_.q, H, hd, 0, hd * dtype_bytes(b_.q.dtype)), "row_reg=r5");
@@ -330,7 +339,7 @@ void Lowering::attention(int l) {
   const std::string s = e_.d(b_.s, "dyn_reg=r3 dyn_dim=cols");
   for (int t = 0; t < T_; ++t) {
     // Causal; local layers see kv > q - window: the window is a ring range.
-    e_.ctl("alui.add rd=r10 rs1=r1 imm=" + num(t));
+    e_.ctl("alui.add rd=r10 rs1=" + row0 + " imm=" + num(t));
     if (cfg_.is_global(l)) {
       li(2, 0);
     } else {

@@ -1,7 +1,7 @@
 #include "host_driver/backends.h"
 
 #include "base/error.h"
-#include "runtime/device_func.h"
+#include "runtime/device_compiled.h"
 #include "runtime/device_golden.h"
 #include "runtime/device_systemc.h"
 #ifdef N3_HAVE_CUDA

@@ -8,7 +8,6 @@
 #include "base/error.h"
 #include "base/file_util.h"
 #include "golden/hw_config.h"
-#include "golden/model.h"
 #include "base/npy.h"
 #include "host_driver/cli_util.h"
 #include "host_driver/backends.h"
@@ -43,55 +42,29 @@ int cmd_golden(const Args& a) {
   // Refuse early, before any work, but create nothing until the run succeeded.
   if (file_exists(dump) && !force) prepare_output_dir(dump, false);
 
-  HwConfig hwc = load_hw_config(hw);
   require(numerics == "npu" || numerics == "reference", "--numerics must be 'npu' or 'reference' (is '" + numerics + "')");
+  // Every backend, golden included, runs the same flow through the Device API.
+  std::unique_ptr<Device> dev = open_device(backend, DeviceOptions{model, hw, numerics});
   DumpCollector rec(vm.count("dump-all") > 0);
   rec.set_logits_last(logits == "last");
-  rec.set_meta("backend", backend);
-  rec.set_meta("numerics", numerics);
-  rec.set_meta("model", model);
-  rec.set_meta("hw", hwc.name);
-  const size_t step_n = chunk > 0 ? size_t(chunk) : 0;
-  std::vector<int32_t> ids, feed;
-  std::string kernels_name = numerics;
-  std::chrono::steady_clock::time_point t0, t1, t2;
-  if (backend == "golden") {
-    std::shared_ptr<const WeightSource> w = open_weights_for(model, numerics, hwc);
-    const ModelConfig& cfg = w->config();
-    ids = read_ids(ids_path, cfg.vocab);
-    if (!feed_path.empty()) feed = read_ids(feed_path, cfg.vocab);
-    GoldenModel gm(w, make_kernels(numerics, hwc));
-    kernels_name = gm.kernels().name();
-    Sequence seq = gm.new_sequence();
-    t0 = std::chrono::steady_clock::now();
-    const size_t step = step_n ? step_n : ids.size();
-    for (size_t b = 0; b < ids.size(); b += step) {
-      std::vector<int32_t> part(ids.begin() + b, ids.begin() + std::min(ids.size(), b + step));
-      gm.forward(seq, part, Phase::Prefill, &rec);
-    }
-    t1 = std::chrono::steady_clock::now();
-    for (int32_t id : feed) gm.forward(seq, {id}, Phase::Decode, &rec);
-    t2 = std::chrono::steady_clock::now();
-  } else {
-    // The same prefill/feed flow on another backend, recorded through the Device API.
-    std::unique_ptr<Device> dev = open_device(backend, DeviceOptions{model, hw, numerics});
-    ids = read_ids(ids_path, dev->config().vocab);
-    if (!feed_path.empty()) feed = read_ids(feed_path, dev->config().vocab);
-    const int seq = dev->open_sequence();
-    t0 = std::chrono::steady_clock::now();
-    const size_t step = step_n ? step_n : ids.size();
-    for (size_t b = 0; b < ids.size(); b += step)
-      dev->prefill(seq, std::vector<int32_t>(ids.begin() + b, ids.begin() + std::min(ids.size(), b + step)), &rec);
-    t1 = std::chrono::steady_clock::now();
-    for (int32_t id : feed) dev->decode({seq}, {id}, &rec);
-    t2 = std::chrono::steady_clock::now();
-  }
+  set_run_meta(rec, *dev, model);
+  const std::vector<int32_t> ids = read_ids(ids_path, dev->config().vocab);
+  std::vector<int32_t> feed;
+  if (!feed_path.empty()) feed = read_ids(feed_path, dev->config().vocab);
+  const int seq = dev->open_sequence();
+  const auto t0 = std::chrono::steady_clock::now();
+  const size_t step = chunk > 0 ? size_t(chunk) : ids.size();
+  for (size_t b = 0; b < ids.size(); b += step)
+    dev->prefill(seq, std::vector<int32_t>(ids.begin() + long(b), ids.begin() + long(std::min(ids.size(), b + step))), &rec);
+  const auto t1 = std::chrono::steady_clock::now();
+  for (int32_t id : feed) dev->decode({seq}, {id}, &rec);
+  const auto t2 = std::chrono::steady_clock::now();
 
   prepare_output_dir(dump, force);
   rec.write(dump);
   const double pre = std::chrono::duration<double>(t1 - t0).count();
   const double dec = std::chrono::duration<double>(t2 - t1).count();
-  std::fprintf(stderr, "n3 golden: %s numerics%s%s, %zu prompt tokens in %.3f s", kernels_name.c_str(),
+  std::fprintf(stderr, "n3 golden: %s numerics%s%s, %zu prompt tokens in %.3f s", numerics.c_str(),
                backend == "golden" ? "" : " on backend ", backend == "golden" ? "" : backend.c_str(), ids.size(), pre);
   if (!feed.empty()) std::fprintf(stderr, ", %zu decode steps in %.3f s (%.2f tok/s)", feed.size(), dec,
                                   feed.size() / std::max(dec, 1e-9));

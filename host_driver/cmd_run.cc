@@ -20,7 +20,8 @@ namespace n3::cli {
 
 int cmd_run(const Args& a) {
   po::options_description d("n3 run options");
-  std::string backend, model, hw, ids_path, numerics, out, preset, tokenizer, prompt, dump;
+  std::string backend, model, hw, numerics, out, preset, tokenizer, prompt, dump;
+  std::vector<std::string> ids_paths;
   int max_new = 0;
   float temperature = 0, top_p = 1, rep = 1;
   int top_k = 0;
@@ -29,7 +30,8 @@ int cmd_run(const Args& a) {
   d.add_options()("backend", po::value(&backend)->default_value("golden"), "golden | func | systemc | cuda")(
       "model", po::value(&model)->required(), "checkpoint dir or .n3w file")(
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file")(
-      "ids", po::value(&ids_path), "prompt token ids (.npy)")(
+      "ids", po::value(&ids_paths)->composing(),
+      "prompt token ids (.npy); given several times, the prompts run as one batch (one sequence each)")(
       "prompt", po::value(&prompt), "prompt text (needs --tokenizer)")(
       "tokenizer", po::value(&tokenizer), "SentencePiece tokenizer.model")(
       "max-new", po::value(&max_new)->required(), "tokens to generate at most")(
@@ -52,6 +54,9 @@ int cmd_run(const Args& a) {
                   "[--numerics npu|reference] [--out IDS.npy] [--dump DIR [--dump-all]]"))
     return kExitOk;
   require(vm.count("ids") + vm.count("prompt") == 1, "n3 run: give exactly one of --ids and --prompt");
+  const size_t batch = std::max<size_t>(1, ids_paths.size());
+  require(batch == 1 || dump.empty(), "n3 run: --dump records one sequence; give one --ids");
+  require(batch == 1 || !vm.count("tokenizer"), "n3 run: --tokenizer prints one sequence's text; give one --ids");
   require(!vm.count("prompt") || vm.count("tokenizer"),
           "n3 run: --prompt needs --tokenizer tokenizer.model (SentencePiece) to turn text into ids");
 
@@ -85,62 +90,110 @@ int cmd_run(const Args& a) {
   Recorder* r = dump.empty() ? nullptr : &rec;
   const int V = dev->config().vocab;
 
-  std::vector<int32_t> ids;
+  std::vector<std::vector<int32_t>> prompts(batch);
   if (tok) {
     if (vm.count("prompt"))
-      for (int id : tok->encode_prompt(prompt)) ids.push_back(id);
+      for (int id : tok->encode_prompt(prompt)) prompts[0].push_back(id);
     for (int s : tok->stop_ids()) sc.stop_ids.push_back(s);
   }
-  if (vm.count("ids")) ids = read_ids(ids_path, V);
-  for (int32_t id : ids)
-    require(id >= 0 && id < V, "n3 run: prompt id " + std::to_string(id) + " is out of range [0, " +
-                                   std::to_string(V) + ") for this model");
-  host::Sampler sampler(sc, std::vector<int>(ids.begin(), ids.end()));
+  for (size_t i = 0; i < ids_paths.size(); ++i) prompts[i] = read_ids(ids_paths[i], V);
+  for (const std::vector<int32_t>& ids : prompts)
+    for (int32_t id : ids)
+      require(id >= 0 && id < V, "n3 run: prompt id " + std::to_string(id) + " is out of range [0, " +
+                                     std::to_string(V) + ") for this model");
+  // One sampler and one sequence per prompt; each decode step is one batch
+  // over the sequences still generating, so each gives the ids it gives alone.
+  std::vector<host::Sampler> samplers;
+  std::vector<int> seqs;
+  std::vector<std::vector<float>> last(batch);  // each sequence's latest logits row
+  std::vector<std::vector<int32_t>> gen(batch);
+  double prefill_s = 0;
+  for (size_t i = 0; i < batch; ++i) {
+    samplers.emplace_back(sc, std::vector<int>(prompts[i].begin(), prompts[i].end()));
+    seqs.push_back(dev->open_sequence());
+    const Logits lg = dev->prefill(seqs[i], prompts[i], r);
+    last[i].assign(lg.values.row(0), lg.values.row(0) + V);
+    prefill_s += dev->last_timing().wall_s;
+  }
   std::unique_ptr<host::TextStream> text;
   if (tok) text = std::make_unique<host::TextStream>(*tok);
-
-  const int seq = dev->open_sequence();
-  Logits lg = dev->prefill(seq, ids, r);
-  const double prefill_s = dev->last_timing().wall_s;
   double decode_s = 0, sim_s = 0;
-  int64_t sim_cycles = 0;
+  int64_t sim_cycles = 0, decoded = 0;
   bool have_sim = false;
-  std::vector<int32_t> gen;
   double sample_s = 0;  // host sampling: not in the backend's decode time
-  while (!sampler.done() && max_new > 0) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const int id = sampler.next(lg.values.row(lg.values.shape[0] - 1), V);
-    sample_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    gen.push_back(id);
-    if (text) std::fputs(text->push(id).c_str(), stdout);
-    else std::printf("%s%d", gen.size() > 1 ? " " : "", id);
-    std::fflush(stdout);
-    if (sampler.done()) break;
-    lg = dev->decode({seq}, {id}, r);
+  while (max_new > 0) {
+    std::vector<int> step_seqs;
+    std::vector<int32_t> step_ids;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < batch; ++i) {
+      if (samplers[i].done()) continue;
+      const auto t0 = std::chrono::steady_clock::now();
+      const int id = samplers[i].next(last[i].data(), V);
+      sample_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      gen[i].push_back(id);
+      if (batch == 1) {  // one sequence streams its ids (or text) as they come
+        if (text) std::fputs(text->push(id).c_str(), stdout);
+        else std::printf("%s%d", gen[i].size() > 1 ? " " : "", id);
+        std::fflush(stdout);
+      }
+      if (samplers[i].done()) continue;
+      step_seqs.push_back(seqs[i]);
+      step_ids.push_back(id);
+      which.push_back(i);
+    }
+    if (step_seqs.empty()) break;
+    const Logits lg = dev->decode(step_seqs, step_ids, r);
+    for (size_t k = 0; k < which.size(); ++k) last[which[k]].assign(lg.values.row(int64_t(k)), lg.values.row(int64_t(k)) + V);
     const StepTiming& t = dev->last_timing();
     decode_s += t.wall_s;
+    decoded += int64_t(step_seqs.size());
     if (t.sim_cycles >= 0) {
       have_sim = true;
       sim_cycles += t.sim_cycles;
       sim_s += t.sim_seconds;
     }
   }
-  if (text) std::fputs(text->finish().c_str(), stdout);
-  std::printf("\n");
-  if (!out.empty()) write_npy_i32(out, gen);
+  if (batch == 1) {
+    if (text) std::fputs(text->finish().c_str(), stdout);
+    std::printf("\n");
+  } else {  // a batch prints one line per sequence, in --ids order, when all are done
+    for (size_t i = 0; i < batch; ++i) {
+      for (size_t k = 0; k < gen[i].size(); ++k) std::printf("%s%d", k ? " " : "", gen[i][k]);
+      std::printf("\n");
+    }
+  }
+  if (!out.empty()) {
+    if (batch == 1) {
+      write_npy_i32(out, gen[0]);
+    } else {  // [batch, longest], -1 after a sequence stopped
+      size_t n = 0;
+      for (const auto& g : gen) n = std::max(n, g.size());
+      std::vector<int32_t> all(batch * n, -1);
+      for (size_t i = 0; i < batch; ++i) std::copy(gen[i].begin(), gen[i].end(), all.begin() + long(i * n));
+      write_npy_raw(out, "i4", {int64_t(batch), int64_t(n)}, all.data(), all.size() * 4);
+    }
+  }
   if (!dump.empty()) {
     prepare_output_dir(dump, force);
     rec.write(dump);
   }
-  const int steps = std::max<int>(0, int(gen.size()) - 1);
-  std::fprintf(stderr, "n3 run: %s backend, %s numerics: %zu prompt tokens in %.3f s, %zu generated", backend.c_str(),
-               numerics.c_str(), ids.size(), prefill_s, gen.size());
+  size_t prompt_tokens = 0, generated = 0;
+  bool stopped = false;
+  for (size_t i = 0; i < batch; ++i) {
+    prompt_tokens += prompts[i].size();
+    generated += gen[i].size();
+    stopped = stopped || samplers[i].stopped();
+  }
+  const int64_t steps = decoded;
+  std::fprintf(stderr, "n3 run: %s backend, %s numerics: %s%zu prompt tokens in %.3f s, %zu generated", backend.c_str(),
+               numerics.c_str(), batch > 1 ? (std::to_string(batch) + " sequences, ").c_str() : "", prompt_tokens,
+               prefill_s, generated);
   if (steps > 0) std::fprintf(stderr, ", decode %.2f tok/s (wall)", steps / std::max(decode_s, 1e-9));
-  if (!gen.empty()) std::fprintf(stderr, ", sampler %.3f ms/token on the host", 1e3 * sample_s / double(gen.size()));
+  if (generated) std::fprintf(stderr, ", sampler %.3f ms/token on the host", 1e3 * sample_s / double(generated));
   if (have_sim && steps > 0)
     std::fprintf(stderr, ", modelled NPU %.2f tok/s (%lld cycles/token)", steps / std::max(sim_s, 1e-12),
                  (long long)(sim_cycles / steps));
-  std::fprintf(stderr, "%s\n", sampler.stopped() ? "; stopped on a stop id" : "");
+  std::fprintf(stderr, "%s\n", stopped ? "; stopped on a stop id" : "");
   return kExitOk;
 }
 

@@ -18,9 +18,8 @@
 #include "golden/model_config.h"
 #include "base/npy.h"
 #include "host_driver/cli_util.h"
-#include "runtime/device_func.h"
+#include "runtime/device_compiled.h"
 #include "runtime/device_systemc.h"
-#include "runtime/numerics_select.h"
 
 namespace n3::cli {
 
@@ -97,61 +96,40 @@ int cmd_sim_model(const Args& a) {
 #endif
   const bool force = vm.count("force") > 0;
   if (!dump.empty() && file_exists(dump) && !force) prepare_output_dir(dump, false);
-  const HwConfig hwc = load_hw_config(hw);
   const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<FuncModel> fm;
-  if (timing_only)
-    fm = std::make_unique<FuncModel>(is_yaml(model) ? load_model_config(model) : open_weights_for(model, "npu")->config(),
-                                     hwc, chunk, resident);
-  else
-    fm = std::make_unique<FuncModel>(open_weights_for(model, "npu"), hwc, chunk, dump_all, resident);
-  const std::vector<int32_t> ids = read_ids(ids_path, fm->config().vocab);
-  std::vector<int32_t> feed;
-  if (!feed_path.empty()) feed = read_ids(feed_path, fm->config().vocab);
-  require(!ids.empty(), "--ids " + ids_path + ": no prompt ids");
-
+  DeviceOptions opt{model, hw, "npu"};
+  opt.dump_all = dump_all;
+  opt.max_chunk = chunk;
+  opt.resident_bytes = resident;
+  opt.timing_only = timing_only;
 #ifdef N3_HAVE_SYSTEMC
-  std::unique_ptr<SystemcRunner> run;
+  std::shared_ptr<SystemcRunner> run;
   if (systemc) {
     const sc::TraceMode keep = trace.empty()                 ? sc::TraceMode::None
                                : vm.count("trace-aggregate") ? sc::TraceMode::Aggregate
                                                              : sc::TraceMode::Plain;
-    run = std::make_unique<SystemcRunner>(hwc, keep, !stats.empty() || (timing_only && !dump.empty()), true);
-    fm->set_runner(run->runner());
+    run = std::make_shared<SystemcRunner>(load_hw_config(hw), keep, !stats.empty() || (timing_only && !dump.empty()), true);
   }
+  std::unique_ptr<Device> dev = run ? make_systemc_device(opt, run) : make_func_device(opt);
   auto cycles = [&]() { return run ? run->totals().cycles(run->totals().total_ps) : -1.0; };
 #else
+  std::unique_ptr<Device> dev = make_func_device(opt);
   auto cycles = []() { return -1.0; };
 #endif
+  const std::vector<int32_t> ids = read_ids(ids_path, dev->config().vocab);
+  std::vector<int32_t> feed;
+  if (!feed_path.empty()) feed = read_ids(feed_path, dev->config().vocab);
+  require(!ids.empty(), "--ids " + ids_path + ": no prompt ids");
 
   DumpCollector rec(dump_all);
-  rec.set_meta("backend", backend);
-  rec.set_meta("numerics", "npu");
-  rec.set_meta("model", model);
-  rec.set_meta("hw", hwc.name);
+  set_run_meta(rec, *dev, model);
   Recorder* r = timing_only ? nullptr : &rec;
   Progress progress;
-  const size_t step = size_t(fm->max_chunk());
-  const size_t chunks = (ids.size() + step - 1) / step;
-#ifdef N3_HAVE_SYSTEMC
-  if (run) run->set_label("prefill");
-#endif
-  for (size_t b = 0; b < ids.size(); b += step) {
-#ifdef N3_HAVE_SYSTEMC
-    const size_t before = run ? run->totals().runs.size() : 0;
-#endif
-    fm->forward(std::vector<int32_t>(ids.begin() + long(b), ids.begin() + long(std::min(ids.size(), b + step))),
-                Phase::Prefill, r);
-#ifdef N3_HAVE_SYSTEMC
-    if (run) run->relabel_before_last(before, "preload");
-#endif
-    progress.step("prefill chunk", b / step + 1, chunks, cycles());
-  }
-#ifdef N3_HAVE_SYSTEMC
-  if (run) run->set_label("decode");
-#endif
+  const int seq = dev->open_sequence();
+  dev->prefill(seq, ids, r);
+  progress.step("prefill of", ids.size(), ids.size(), cycles());
   for (size_t i = 0; i < feed.size(); ++i) {
-    fm->forward({feed[i]}, Phase::Decode, r);
+    dev->decode({seq}, {feed[i]}, r);
     progress.step("decode step", i + 1, feed.size(), cycles());
   }
 
@@ -188,8 +166,8 @@ int cmd_sim_model(const Args& a) {
   }
   written.commit();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "n3 sim: compiled and ran %zu prompt tokens (chunk %d) and %zu decode steps on %s%s in %.2f s%s%s\n",
-               ids.size(), fm->max_chunk(), feed.size(), backend.c_str(), timing_only ? " (timing only)" : "", s,
+  std::fprintf(stderr, "n3 sim: compiled and ran %zu prompt tokens and %zu decode steps on %s%s in %.2f s%s%s\n",
+               ids.size(), feed.size(), backend.c_str(), timing_only ? " (timing only)" : "", s,
                dump.empty() ? "" : "; dump in ", dump.c_str());
   return kExitOk;
 }

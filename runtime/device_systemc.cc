@@ -1,6 +1,7 @@
 #include "runtime/device_systemc.h"
 
 #include "base/error.h"
+#include "runtime/device_compiled.h"
 #ifdef N3_HAVE_SYSTEMC
 #include "sim/systemc/npu.h"
 #endif
@@ -13,8 +14,8 @@ SystemcRunner::SystemcRunner(const HwConfig& hw, sc::TraceMode keep, bool record
     : params_(timing::load_params(hw)), keep_(keep), record_slices_(record_slices || keep != sc::TraceMode::None),
       progress_(progress) {}
 
-FuncModel::Runner SystemcRunner::runner() {
-  return [this](sim::FuncSim& s, const comp::Compiled& c) {
+CompiledModel::Runner SystemcRunner::runner() {
+  return [this](sim::FuncSim& s, const comp::Compiled& c, const std::string& label) {
     sc::RunOptions o;
     o.trace = record_slices_;
     o.progress = progress_;
@@ -22,7 +23,7 @@ FuncModel::Runner SystemcRunner::runner() {
     auto it = sections_.find(&c);
     if (it == sections_.end() && record_slices_)
       it = sections_.emplace(&c, sc::sections_from_asm(c.text, c.program.code.size())).first;
-    sc::add_run(totals_, r, c.program, keep_, label_, it == sections_.end() ? nullptr : &it->second);
+    sc::add_run(totals_, r, c.program, keep_, label, it == sections_.end() ? nullptr : &it->second);
     const sim::Stats& st = s.stats();
     for (size_t e = 0; e < st.insns.size(); ++e) counts_.insns[e] += st.insns[e];
     for (size_t i = 0; i < st.bytes_read.size(); ++i) {
@@ -36,11 +37,18 @@ FuncModel::Runner SystemcRunner::runner() {
   };
 }
 
+std::unique_ptr<Device> make_systemc_device(const DeviceOptions& opt, std::shared_ptr<SystemcRunner> run) {
+  // The closure keeps the runner alive as long as the device.
+  CompiledModel::Runner inner = run->runner();
+  return make_compiled_device(opt, "systemc",
+                              [run, inner](sim::FuncSim& s, const comp::Compiled& c, const std::string& label) {
+                                return inner(s, c, label);
+                              });
+}
+
 std::unique_ptr<Device> make_systemc_device(const DeviceOptions& opt) {
-  // The device owns no trace; one runner per device, kept alive by the closure.
-  auto run = std::make_shared<SystemcRunner>(load_hw_config(opt.hw_path), sc::TraceMode::None, false, false);
-  FuncModel::Runner inner = run->runner();
-  return make_compiled_device(opt, "systemc", [run, inner](sim::FuncSim& s, const comp::Compiled& c) { return inner(s, c); });
+  return make_systemc_device(
+      opt, std::make_shared<SystemcRunner>(load_hw_config(opt.hw_path), sc::TraceMode::None, false, false));
 }
 
 #else

@@ -1,25 +1,23 @@
-// The `systemc` backend: the compiled model (FuncModel, device_func.h) with
+// The `systemc` backend: the compiled model (runtime/compiled_model.h) with
 // every program run through the SystemC timing model (sc::run_npu), which
 // executes each instruction's effects on the functional core, so the bits
 // are the func backend's and the simulated time comes with them.
-// SystemcRunner sums the per-program reports of a model run (prefill chunks
-// and decode steps) for --stats and --trace; docs/timing.md.
+// SystemcRunner sums the per-program reports of a model run (the preload,
+// prefill chunks and decode steps, each run labelled) for --stats and
+// --trace; docs/timing.md.
 #pragma once
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "runtime/compiled_model.h"
 #include "runtime/device.h"
-#include "runtime/device_func.h"
 #ifdef N3_HAVE_SYSTEMC
 #include "sim/systemc/report.h"
 #endif
 
 namespace n3 {
-
-// Throws naming why when n3 was built without SystemC.
-std::unique_ptr<Device> make_systemc_device(const DeviceOptions& opt);
 
 #ifdef N3_HAVE_SYSTEMC
 class SystemcRunner {
@@ -28,15 +26,7 @@ class SystemcRunner {
   // progress line inside long programs.
   SystemcRunner(const HwConfig& hw, sc::TraceMode keep, bool record_slices, bool progress);
   // The runner shares this object's totals: it must outlive the model using it.
-  FuncModel::Runner runner();
-  // Labels the following runs in the stats' `runs` list ("prefill", "decode").
-  void set_label(std::string l) { label_ = std::move(l); }
-  // Relabels runs [from, last): one model step runs one program, so any
-  // earlier ones of that step are the model's one-time programs (the preload
-  // of L2-resident weights).
-  void relabel_before_last(size_t from, const std::string& l) {
-    for (size_t i = from; i + 1 < totals_.runs.size(); ++i) totals_.runs[i].first = l;
-  }
+  CompiledModel::Runner runner();
   const sc::Totals& totals() const { return totals_; }
   // The functional core's instruction, byte and MAC counts, summed.
   const sim::Stats& counts() const { return counts_; }
@@ -45,11 +35,16 @@ class SystemcRunner {
   timing::Params params_;
   sc::TraceMode keep_;
   bool record_slices_, progress_;
-  std::string label_;
   sc::Totals totals_;
   sim::Stats counts_;
   std::map<const comp::Compiled*, std::vector<std::string>> sections_;  // per program, from its assembly
 };
+
+// The systemc device on `run` (shared: the caller reads its totals after the run).
+std::unique_ptr<Device> make_systemc_device(const DeviceOptions& opt, std::shared_ptr<SystemcRunner> run);
 #endif
+
+// Throws naming why when n3 was built without SystemC.
+std::unique_ptr<Device> make_systemc_device(const DeviceOptions& opt);
 
 }  // namespace n3

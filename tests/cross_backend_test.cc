@@ -16,6 +16,7 @@
 #include "base/npy.h"
 #include "host_driver/backends.h"
 #include "host_driver/sampler.h"
+#include "tests/host_loop.h"
 #include "tests/test_util.h"
 
 namespace n3 {
@@ -23,38 +24,9 @@ namespace {
 
 constexpr int kNewTokens = 32;
 
-struct Generated {
-  std::vector<int32_t> ids;
-  std::string dump;  // dump directory of the whole run
-};
-
-// The host loop of `n3 run`, with a recorder on every step. Greedy unless
-// `sampled` (temperature 3, top-k 40, seed 7: the random synthetic models
-// greedy output repeats one id, a seeded sample does not, and it is the same
-// on every backend only if every logit is).
-Generated greedy(Device& dev, const std::vector<int32_t>& prompt, const std::string& dump_dir, bool sampled = false) {
-  host::SamplerConfig sc;
-  sc.max_new = kNewTokens;
-  if (sampled) sc.temperature = 3.0f, sc.top_k = 40, sc.seed = 7;
-  host::Sampler sampler(sc, std::vector<int>(prompt.begin(), prompt.end()));
-  DumpCollector rec(true);
-  rec.set_meta("backend", dev.backend());
-  rec.set_logits_last(true);  // prefill returns the last position's logits on every backend
-  const int seq = dev.open_sequence();
-  const int V = dev.config().vocab;
-  Logits lg = dev.prefill(seq, prompt, &rec);
-  Generated g;
-  while (!sampler.done()) {
-    const int id = sampler.next(lg.values.row(lg.values.shape[0] - 1), V);
-    g.ids.push_back(id);
-    if (sampler.done()) break;
-    lg = dev.decode({seq}, {id}, &rec);
-  }
-  dev.close_sequence(seq);
-  prepare_output_dir(dump_dir, true);
-  rec.write(dump_dir);
-  g.dump = dump_dir;
-  return g;
+test::Generated greedy(Device& dev, const std::vector<int32_t>& prompt, const std::string& dump_dir,
+                       bool sampled = false) {
+  return test::host_loop(dev, prompt, kNewTokens, sampled, dump_dir);
 }
 
 struct Model {
@@ -106,7 +78,7 @@ TEST_P(CrossBackend, GreedyIdsAndEveryDumpedTensorMatchGolden) {
     std::string why;
     std::unique_ptr<Device> ref = open_or_skip("golden", m.path, &why);
     ASSERT_TRUE(ref) << why;
-    const Generated want = greedy(*ref, m.prompt, dir + "/golden");
+    const test::Generated want = greedy(*ref, m.prompt, dir + "/golden");
     ASSERT_EQ(want.ids.size(), size_t(kNewTokens));
     std::unique_ptr<Device> dev = open_or_skip(backend, m.path, &why);
     if (!dev) {
@@ -114,7 +86,7 @@ TEST_P(CrossBackend, GreedyIdsAndEveryDumpedTensorMatchGolden) {
       if (optional) GTEST_SKIP() << backend << " backend unavailable here: " << why;
       FAIL() << why;
     }
-    const Generated got = greedy(*dev, m.prompt, dir + "/" + backend);
+    const test::Generated got = greedy(*dev, m.prompt, dir + "/" + backend);
     EXPECT_EQ(got.ids, want.ids);
     const DiffResult d = diff_dumps(got.dump, want.dump);
     EXPECT_TRUE(d.ok()) << backend << " differs from golden first at "
@@ -129,8 +101,8 @@ TEST_P(CrossBackend, GreedyIdsAndEveryDumpedTensorMatchGolden) {
     // Sampled on the tiny model: varied ids, still the same on both.
     std::unique_ptr<Device> ref2 = open_or_skip("golden", m.path, &why), dev2 = open_or_skip(backend, m.path, &why);
     ASSERT_TRUE(ref2 && dev2) << why;
-    const Generated ws = greedy(*ref2, m.prompt, dir + "/golden_sampled", true);
-    const Generated gs = greedy(*dev2, m.prompt, dir + "/" + backend + "_sampled", true);
+    const test::Generated ws = greedy(*ref2, m.prompt, dir + "/golden_sampled", true);
+    const test::Generated gs = greedy(*dev2, m.prompt, dir + "/" + backend + "_sampled", true);
     EXPECT_GE(std::set<int32_t>(ws.ids.begin(), ws.ids.end()).size(), 8u) << "the sampled run should not repeat one id";
     EXPECT_EQ(gs.ids, ws.ids);
     EXPECT_TRUE(diff_dumps(gs.dump, ws.dump).ok()) << backend << " sampled run differs from golden";

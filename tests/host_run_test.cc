@@ -35,19 +35,8 @@ TEST(HostRun, GreedyIdsEqualHfGenerateOnEveryFixture) {
 }
 
 std::string hw_with(const std::string& policy, int cap, int sinks) {
-  std::string s = read_file_text(test::source_dir() + "/configs/hw/kv260.yaml");
-  auto set = [&](const std::string& key, const std::string& val) {
-    size_t p = s.find("  " + key + ": {value: ");
-    ASSERT_NE(p, std::string::npos) << key;
-    size_t b = s.find("value: ", p) + 7, e = s.find(',', b);
-    s.replace(b, e - b, val);
-  };
-  set("cap_tokens", std::to_string(cap));
-  set("policy", policy);
-  set("sink_tokens", std::to_string(sinks));
-  const std::string path = test::temp_dir("hw") + "/hw.yaml";
-  std::ofstream(path) << s;
-  return path;
+  return test::hw_variant("hw", {{"kv.cap_tokens", std::to_string(cap)}, {"kv.policy", policy},
+                                 {"kv.sink_tokens", std::to_string(sinks)}});
 }
 
 DeviceOptions dev_opts(const std::string& hw) {

@@ -1,5 +1,8 @@
 #include "tests/test_util.h"
 
+#include "base/error.h"
+#include "base/file_util.h"
+
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -62,6 +65,21 @@ void expect_sims_match(const std::string& args, const std::string& dir, const st
     const RunResult d = run_n3("diff " + dir + "/" + b + " " + ref + " --quiet");
     EXPECT_EQ(d.status, 0) << b << ": " << d.out << d.err;
   }
+}
+
+std::string hw_variant(const std::string& tag, const std::vector<std::pair<std::string, std::string>>& values) {
+  std::string s = read_file_text(source_dir() + "/configs/hw/kv260.yaml");
+  for (const auto& [key, val] : values) {
+    const std::string section = key.substr(0, key.find('.')) + ":\n", name = key.substr(key.find('.') + 1);
+    const size_t sec = s.find("\n" + section);
+    const size_t p = s.find("\n  " + name + ": {value: ", sec);
+    if (sec == std::string::npos || p == std::string::npos) throw Error("hw_variant: no " + key + " in kv260.yaml");
+    const size_t b = s.find("value: ", p) + 7, e = s.find(',', b);
+    s.replace(b, e - b, val);
+  }
+  const std::string path = temp_dir(tag) + "/hw.yaml";
+  write_file_atomic(path, s);
+  return path;
 }
 
 RunResult run_n3(const std::string& args) {

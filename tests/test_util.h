@@ -20,6 +20,10 @@ struct RunResult {
   int status;
   std::string out, err;
 };
+// configs/hw/kv260.yaml with some values replaced ("kv.cap_tokens" -> "32",
+// ...; each key must exist in the file), written as <temp dir of tag>/hw.yaml.
+std::string hw_variant(const std::string& tag, const std::vector<std::pair<std::string, std::string>>& values);
+
 // Runs `n3 <args>` (args joined by spaces, shell-quoted by the caller).
 RunResult run_n3(const std::string& args);
 
