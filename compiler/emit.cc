@@ -77,6 +77,9 @@ std::string Emitter::d(const Buf& b, const std::string& extra) {
                      std::to_string(b.rows) + " cols=" + std::to_string(b.cols) +
                      " row_stride=" + std::to_string(b.stride);
   if (b.dtype == "int4") spec += " scale_mode=row scale_base=" + hex(b.scale_base) + " scale_stride=4";
+  if (b.dtype == "int8")
+    spec += " scale_mode=group scale_base=" + hex(b.scale_base) + " scale_stride=" + std::to_string(b.scale_stride) +
+            " group=" + std::to_string(b.group);
   if (!extra.empty()) spec += " " + extra;
   auto it = descs_.find(spec);
   if (it != descs_.end()) return it->second;

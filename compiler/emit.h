@@ -16,8 +16,10 @@ struct Buf {
   std::string dtype = "bf16";
   uint64_t base = 0;
   int64_t rows = 0, cols = 0, stride = 0;  // stride in bytes
-  // INT4 weights: one F32 scale per row at scale_base.
+  // INT4 weights: one F32 scale per row at scale_base. INT8 (the KV cache):
+  // a record of scale_stride bytes per row, one F32 per `group` elements.
   uint64_t scale_base = 0;
+  int64_t scale_stride = 0, group = 0;
   // What it holds (a weight's name, an activation buffer's): names its
   // descriptors, so listings and traces say which tensor an instruction touches.
   std::string name;

@@ -32,7 +32,6 @@ const Resident* Layout::resident_of(const std::string& name) const {
 Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int max_chunk) {
   require(f.weight_scale == num::WScale::PerRow,
           "compiler: only numerics.weight_scale = per_row is lowered (is " + std::string(num::wscale_name(f.weight_scale)) + ")");
-  require(f.kv != num::KvFmt::INT8, "compiler: the INT8 KV cache is not lowered yet (numerics.kv_format)");
   require(max_chunk >= 1, "compiler: max_chunk must be >= 1");
   Layout lay;
   lay.max_chunk = max_chunk;
@@ -75,9 +74,13 @@ Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits
     Ring& r = lay.rings[l];
     r.rows = cfg.is_global(l) ? hw.kv_cap : std::min<int64_t>(hw.kv_cap, cfg.sliding_window + max_chunk - 1);
     const uint64_t bytes = align16(uint64_t(r.rows) * cfg.kv_dim() * kvb);
+    // INT8 rows carry one F32 scale per KV head (MEMCPY quantises each head's group and writes it).
+    const uint64_t scales = f.kv == num::KvFmt::INT8 ? align16(uint64_t(r.rows) * cfg.kv_heads * 4) : 0;
     r.k = at;
-    r.v = at + bytes;
-    at += 2 * bytes;
+    r.k_scale = scales ? at + bytes : 0;
+    r.v = at + bytes + scales;
+    r.v_scale = scales ? r.v + bytes : 0;
+    at += 2 * (bytes + scales);
   }
   lay.input = at;
   lay.input_bytes = align16(16 + 8 * uint64_t(max_chunk) + 16);

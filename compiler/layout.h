@@ -32,6 +32,8 @@ struct Placed {
 
 struct Ring {
   uint64_t k = 0, v = 0;  // bases of the K and V rings, [rows, kv_dim] each
+  // INT8 caches: each row's scale record, one F32 per KV head (0: no scales).
+  uint64_t k_scale = 0, v_scale = 0;
   int64_t rows = 0;       // ring capacity in positions
 };
 

@@ -312,6 +312,11 @@ void Lowering::attention(int l) {
     b.rows = r.rows;
     b.cols = KVD;
     b.stride = KVD * dtype_bytes(kvd);
+    if (r.k_scale) {  // INT8: one scale per token and KV head
+      b.scale_base = v ? r.v_scale : r.k_scale;
+      b.scale_stride = 4 * KVH;
+      b.group = hd;
+    }
     b.name = "kv." + std::to_string(src) + (v ? ".v" : ".k");
     return b;
   };

@@ -127,11 +127,14 @@ void GoldenModel::per_layer_inputs(const std::vector<int32_t>& ids, const Tensor
 // h0 = x0; h_k = (x0 W_ap[k-1]^T) rescaled to rms(x0).
 void GoldenModel::altup_project(const Tensor& x0, std::vector<Tensor>& h) const {
   const int64_t T = x0.shape[0], D = cfg_.hidden;
+  // Every stream is held in the stream format (exact when it is at least as wide as act_format).
   h[0] = x0;
+  k_->store_stream(h[0].ptr(), h[0].size());
   for (int s = 1; s < cfg_.altup_streams; ++s) {
     h[s] = Tensor({T, D});
     k_->linear(w_->matrix("altup_projections." + std::to_string(s - 1) + ".weight"), x0.ptr(), T, h[s].ptr());
     for (int64_t t = 0; t < T; ++t) k_->match_magnitude(h[s].row(t), D, k_->rms(x0.row(t), D), 1e-5f);
+    k_->store_stream(h[s].ptr(), h[s].size());
   }
 }
 
@@ -344,6 +347,7 @@ void GoldenModel::final_logits(std::vector<Tensor>& h, Phase ph, Recorder* rec, 
     k_->linear(w_->matrix("altup_unembed_projections." + std::to_string(s - 1) + ".weight"), h[s].ptr(), T,
                u.ptr());
     for (int64_t t = 0; t < T; ++t) k_->match_magnitude(u.row(t), D, k_->rms(h[0].row(t), D), 1e-5f);
+    k_->store_stream(u.ptr(), u.size());  // held in the stream buffers, as the projections above
     h[s] = std::move(u);
   }
   record_streams(rec, ph, Op::Unembed, -1, h);

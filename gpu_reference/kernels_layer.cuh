@@ -192,7 +192,8 @@ __global__ void __launch_bounds__(kRowThreads)
   const float* x = x0 + size_t(t) * D;
   __shared__ float s_target;
   __shared__ typename Ops::Mag s_mag[kMaxStreams];
-  for (int i = tid; i < D; i += nthr) h[size_t(t) * D + i] = x[i];
+  // Every stream is held in the stream format (golden's altup_project).
+  for (int i = tid; i < D; i += nthr) h[size_t(t) * D + i] = ops.store_stream(x[i]);
   if (warp == 0) {
     const float tr = ops.rms(x, D);
     if (lane == 0) s_target = tr;
@@ -205,7 +206,7 @@ __global__ void __launch_bounds__(kRowThreads)
   __syncthreads();
   for (int s = 1; s < S; ++s) {
     float* hs = h + s * TD + size_t(t) * D;
-    for (int i = tid; i < D; i += nthr) hs[i] = ops.magged(hs[i], s_mag[s]);
+    for (int i = tid; i < D; i += nthr) hs[i] = ops.store_stream(ops.magged(hs[i], s_mag[s]));
   }
 }
 
@@ -689,7 +690,7 @@ __global__ void __launch_bounds__(kRowThreads)
     float acc = 0;
     acc += h0;
     for (int s = 1; s < S; ++s) {
-      const float us = ops.magged(u[s * TD + row + i], s_mag[s]);
+      const float us = ops.store_stream(ops.magged(u[s * TD + row + i], s_mag[s]));
       u[s * TD + row + i] = us;
       acc += us;
     }

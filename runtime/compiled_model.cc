@@ -152,14 +152,21 @@ void CompiledModel::evict(int64_t sinks, int64_t recent) {
   require(problem.empty(), problem);
   if (sinks + recent >= rows_) return;
   sim::SpaceMemory& ddr = mem_->space(isa::Space::DDR);
+  // Rows of data, and of scale records where the cache has them (INT8).
   const uint64_t row = uint64_t(cfg_.kv_dim()) * (f_.kv == num::KvFmt::INT8 ? 1 : 2);
-  std::vector<uint8_t> keep(size_t(recent) * row);
+  const uint64_t scale_row = uint64_t(cfg_.kv_heads) * 4;
+  std::vector<uint8_t> keep;
+  auto move = [&](uint64_t base, uint64_t bytes) {
+    keep.resize(size_t(recent) * bytes);
+    ddr.read(base + uint64_t(rows_ - recent) * bytes, keep.data(), keep.size());
+    ddr.write(base + uint64_t(sinks) * bytes, keep.data(), keep.size());
+  };
   for (int l = 0; l < cfg_.layers; ++l) {
     if (!cfg_.owns_kv(l) || !cfg_.is_global(l)) continue;
-    for (uint64_t base : {lay_.rings[size_t(l)].k, lay_.rings[size_t(l)].v}) {
-      ddr.read(base + uint64_t(rows_ - recent) * row, keep.data(), keep.size());
-      ddr.write(base + uint64_t(sinks) * row, keep.data(), keep.size());
-    }
+    const comp::Ring& r = lay_.rings[size_t(l)];
+    move(r.k, row);
+    move(r.v, row);
+    if (r.k_scale) move(r.k_scale, scale_row), move(r.v_scale, scale_row);
   }
   rows_ = sinks + recent;
 }

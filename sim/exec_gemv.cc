@@ -14,6 +14,12 @@ using isa::ScaleMode;
 
 namespace {
 
+// Below this many MACs an instruction runs on one thread: forking an OpenMP
+// team per instruction costs more than small products save, and far more
+// when the cores are shared (a spinning team waits on a busy core). Results
+// do not depend on it: every output element is computed the same way.
+constexpr int64_t kParallelMacs = int64_t(1) << 18;
+
 std::string shape(const View& v) { return "[" + std::to_string(v.rows) + ", " + std::to_string(v.cols) + "]"; }
 
 // Quantised rows of a float view: mantissas and block exponents per row.
@@ -67,7 +73,7 @@ void mv(FuncSim& m, const Issued& in) {
     for (int64_t t = 0; t < T; ++t) read_row(m.memory(), x, t, xf.data() + t * K);
   }
   const Memory& mem = m.memory();
-#pragma omp parallel
+#pragma omp parallel if (T * N * K >= kParallelMacs)
   {
     std::vector<uint8_t> row(static_cast<size_t>(w.row_bytes())), rec(static_cast<size_t>(w.scale_bytes()));
     std::vector<float> wf(quant ? 0 : static_cast<size_t>(K));
@@ -137,7 +143,7 @@ void qk(FuncSim& m, const Issued& in) {
   std::vector<float> res(static_cast<size_t>(g.H * g.n));
   const Memory& mem = m.memory();
   const bool i8 = k.d.dtype == Dtype::INT8;
-#pragma omp parallel
+#pragma omp parallel if (g.H * g.n * g.d >= kParallelMacs)
   {
     std::vector<float> row(i8 ? 0 : static_cast<size_t>(k.cols));
     std::vector<uint8_t> raw(i8 ? static_cast<size_t>(k.row_bytes()) : 0), rec(static_cast<size_t>(k.scale_bytes()));
@@ -209,7 +215,7 @@ void pv(FuncSim& m, const Issued& in) {
     pq.push_back(num::bfp_quantize(prow.data(), n, B, M, pm.data() + h * nb * B, pe.data() + h * nb));
   }
   std::vector<float> res(static_cast<size_t>(g.H * g.d));
-#pragma omp parallel
+#pragma omp parallel if (g.H * g.d * n >= kParallelMacs)
   {
     std::vector<int16_t> mant(static_cast<size_t>(nb * B));
     std::vector<int32_t> ex(static_cast<size_t>(nb));
