@@ -35,19 +35,8 @@ struct Model {
   std::vector<int32_t> prompt;
 };
 
-std::string tiny_weights() {
-  static const std::string path = [] {
-    const std::string p = test::temp_dir("cross_tiny") + "/tiny.n3w";
-    const test::RunResult r =
-        test::run_n3("synth -q --model " + test::source_dir() + "/configs/models/tiny.yaml --seed 1 -o " + p);
-    if (r.status != 0) throw Error("n3 synth failed: " + r.err);
-    return p;
-  }();
-  return path;
-}
-
 std::vector<Model> models() {
-  return {{"tiny", tiny_weights(), {2, 17, 99, 4, 250, 31, 7, 8, 120, 64, 5, 200}},
+  return {{"tiny", test::tiny_n3w(), {2, 17, 99, 4, 250, 31, 7, 8, 120, 64, 5, 200}},
           {"dev", test::fixture("gemma3n-dev/hf"),
            read_ids(test::fixture("gemma3n-dev/prompt_ids.npy"), 1 << 30)}};
 }

@@ -6,6 +6,7 @@
 // golden's, and every call's Logits::dtype must name the logits format.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct Combo {
   std::string act, stream, kv, score, logits;
   std::string name() const { return act + "_" + stream + "_" + kv + "_" + score + "_" + logits; }
 };
+// Names the combination in test listings (gtest would print its bytes).
+void PrintTo(const Combo& c, std::ostream* os) { *os << c.name(); }
 
 // The combinations num::formats_problem accepts (it is the rule the hardware file is checked with).
 std::vector<Combo> allowed() {
@@ -43,17 +46,6 @@ std::vector<Combo> allowed() {
   return out;
 }
 
-std::string tiny_model() {
-  static const std::string path = [] {
-    const std::string p = test::temp_dir("formats_tiny") + "/tiny.n3w";
-    const test::RunResult r =
-        test::run_n3("synth -q --model " + test::source_dir() + "/configs/models/tiny.yaml --seed 1 -o " + p);
-    if (r.status != 0) throw Error("n3 synth failed: " + r.err);
-    return p;
-  }();
-  return path;
-}
-
 class RuntimeFormats : public testing::TestWithParam<Combo> {};
 
 TEST_P(RuntimeFormats, EveryBackendGivesGoldensIdsAndNamesTheLogitsFormat) {
@@ -65,7 +57,7 @@ TEST_P(RuntimeFormats, EveryBackendGivesGoldensIdsAndNamesTheLogitsFormat) {
                                                                    {"numerics.logits_format", c.logits}});
   const std::string want_dtype = c.logits == "f32" ? "float32" : c.logits == "bf16" ? "bfloat16" : "float16";
   const std::vector<int32_t> prompt = {2, 17, 99, 4, 250, 31};
-  DeviceOptions o{tiny_model(), hw, "npu"};
+  DeviceOptions o{test::tiny_n3w(), hw, "npu"};
   o.max_chunk = 4;  // programs of 4, 2 and 1 tokens: the prompt runs as 4 + 2
   const test::Generated want = test::host_loop(*open_device("golden", o), prompt, 6, true);
   for (const std::string& d : want.dtypes) EXPECT_EQ(d, want_dtype) << "golden";

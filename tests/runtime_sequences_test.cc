@@ -16,17 +16,6 @@
 namespace n3 {
 namespace {
 
-const std::string& tiny_model() {
-  static const std::string path = [] {
-    const std::string p = test::temp_dir("sequences_tiny") + "/tiny.n3w";
-    const test::RunResult r =
-        test::run_n3("synth -q --model " + test::source_dir() + "/configs/models/tiny.yaml --seed 1 -o " + p);
-    if (r.status != 0) throw Error("n3 synth failed: " + r.err);
-    return p;
-  }();
-  return path;
-}
-
 std::string ids_file(const std::string& dir, const std::string& name, const std::vector<int32_t>& ids) {
   const std::string p = dir + "/" + name + ".npy";
   write_npy_i32(p, ids);
@@ -50,7 +39,7 @@ TEST_P(RuntimeSequences, TwoSequencesInOneBatchGiveTheIdsEachGivesAlone) {
   const std::string dir = test::temp_dir("two_seqs_" + GetParam());
   const std::string a = ids_file(dir, "a", {2, 17, 99, 4, 250, 31, 7, 8, 120, 64, 5, 200, 9});
   const std::string b = ids_file(dir, "b", {5, 6, 7, 8, 9, 10, 11});
-  const std::string common = "--backend " + GetParam() + " --model " + tiny_model() +
+  const std::string common = "--backend " + GetParam() + " --model " + test::tiny_n3w() +
                              " --max-new 10 --temperature 3 --top-k 40 --seed 7";
   const std::vector<std::string> both = run_lines(common + " --ids " + a + " --ids " + b);
   const std::vector<std::string> alone_a = run_lines(common + " --ids " + a);
@@ -71,14 +60,14 @@ TEST_P(RuntimeSequences, EvictPastTheCapContinuesAsGolden) {
       test::hw_variant("evict_" + GetParam(), {{"kv.cap_tokens", "32"}, {"kv.policy", "evict"}, {"kv.sink_tokens", "4"}});
   const std::string dir = test::temp_dir("evict_" + GetParam());
   const std::vector<int32_t> prompt = {2, 17, 99, 4, 250, 31, 7, 8, 120, 64, 5, 200, 9};
-  const std::string common = "--model " + tiny_model() + " --hw " + hw + " --ids " + ids_file(dir, "p", prompt) +
+  const std::string common = "--model " + test::tiny_n3w() + " --hw " + hw + " --ids " + ids_file(dir, "p", prompt) +
                              " --max-new 40 --temperature 3 --top-k 40 --seed 7";
   const std::vector<std::string> want = run_lines("--backend golden " + common);
   const std::vector<std::string> got = run_lines("--backend " + GetParam() + " " + common);
   ASSERT_EQ(want.size(), 1u);
   EXPECT_EQ(got, want);
 
-  const DeviceOptions o{tiny_model(), hw, "npu"};
+  const DeviceOptions o{test::tiny_n3w(), hw, "npu"};
   std::unique_ptr<Device> ref = open_device("golden", o), dev = open_device(GetParam(), o);
   const test::Generated g = test::host_loop(*ref, prompt, 30, true, dir + "/golden", false);
   const test::Generated c = test::host_loop(*dev, prompt, 30, true, dir + "/" + GetParam(), false);
@@ -95,7 +84,7 @@ TEST_P(RuntimeSequences, EvictPastTheCapContinuesAsGolden) {
 TEST_P(RuntimeSequences, EvictThatWouldLoseWindowRowsIsRefused) {
   const std::string hw = test::hw_variant("evict_refused_" + GetParam(),
                                           {{"kv.cap_tokens", "32"}, {"kv.policy", "evict"}, {"kv.sink_tokens", "4"}});
-  const DeviceOptions o{tiny_model(), hw, "npu"};
+  const DeviceOptions o{test::tiny_n3w(), hw, "npu"};
   const std::vector<int32_t> part(25, 7);
   std::unique_ptr<Device> ref = open_device("golden", o), dev = open_device(GetParam(), o);
   const int r = ref->open_sequence(), s = dev->open_sequence();
@@ -116,7 +105,7 @@ INSTANTIATE_TEST_SUITE_P(Compiled, RuntimeSequences, testing::Values("func", "sy
 
 // The Device base refuses what no backend can run, with one line each.
 TEST(RuntimeDevice, BadCallsAreRefusedByTheBase) {
-  const DeviceOptions o{tiny_model(), test::source_dir() + "/configs/hw/kv260.yaml", "npu"};
+  const DeviceOptions o{test::tiny_n3w(), test::source_dir() + "/configs/hw/kv260.yaml", "npu"};
   for (const char* backend : {"golden", "func"}) {
     SCOPED_TRACE(backend);
     std::unique_ptr<Device> dev = open_device(backend, o);

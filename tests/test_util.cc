@@ -67,6 +67,16 @@ void expect_sims_match(const std::string& args, const std::string& dir, const st
   }
 }
 
+const std::string& tiny_n3w() {
+  static const std::string path = [] {
+    const std::string p = temp_dir("tiny_n3w") + "/tiny.n3w";
+    const RunResult r = run_n3("synth -q --model " + source_dir() + "/configs/models/tiny.yaml --seed 1 -o " + p);
+    if (r.status != 0) throw Error("n3 synth failed: " + r.err);
+    return p;
+  }();
+  return path;
+}
+
 std::string hw_variant(const std::string& tag, const std::vector<std::pair<std::string, std::string>>& values) {
   std::string s = read_file_text(source_dir() + "/configs/hw/kv260.yaml");
   for (const auto& [key, val] : values) {

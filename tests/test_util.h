@@ -24,6 +24,9 @@ struct RunResult {
 // ...; each key must exist in the file), written as <temp dir of tag>/hw.yaml.
 std::string hw_variant(const std::string& tag, const std::vector<std::pair<std::string, std::string>>& values);
 
+// configs/models/tiny.yaml synthesised with seed 1 (`n3 synth`), made once per process.
+const std::string& tiny_n3w();
+
 // Runs `n3 <args>` (args joined by spaces, shell-quoted by the caller).
 RunResult run_n3(const std::string& args);
 
