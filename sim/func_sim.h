@@ -67,7 +67,7 @@ struct SimOptions {
   bool effects = true;                 // false: engines skip their arithmetic and writes (timing-only runs)
   // Compiled programs name every tensor they materialise; capturing them all
   // costs copies. false: capture only the always-present ones (logits,
-  // layers.N; brief/cli-contract.md), the rest stay names in the table.
+  // layers.N; docs/dumps.md), the rest stay names in the table.
   bool capture_all = true;
 };
 
