@@ -62,7 +62,8 @@ std::vector<Floor> parse_floors(const std::string& md) {
     if (!section || line.rfind("| ", 0) != 0) continue;
     const std::vector<std::string> c = cells(line);
     const std::string rank = c.empty() ? "" : std::regex_replace(c[0], std::regex("\\s"), "");
-    if (rank.empty() || !std::all_of(rank.begin(), rank.end(), ::isdigit)) continue;  // header, rule
+    auto digit = [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; };
+    if (rank.empty() || !std::all_of(rank.begin(), rank.end(), digit)) continue;  // header, rule
     EXPECT_GE(c.size(), 4u) << "docs/architecture.md: a floor row needs rank, folders, targets, holds: " << line;
     if (c.size() < 4) continue;
     Floor f;
@@ -186,13 +187,14 @@ std::vector<Command> cmake_commands(const std::string& text) {
     };
     for (++j; j < n && depth > 0; ++j) {
       const char ch = text[j];
+      // An unclosed quote or a comment on the last line ends the text (min with n - 1).
       if (ch == '"') {
-        const size_t e = text.find('"', j + 1);
+        const size_t e = std::min(text.find('"', j + 1), n - 1);
         arg += text.substr(j + 1, e - j - 1);
         j = e;
       } else if (ch == '#') {
         flush();
-        j = text.find('\n', j);
+        j = std::min(text.find('\n', j), n - 1);
       } else if (ch == '(' || ch == ')') {
         depth += ch == '(' ? 1 : -1;
         flush();
