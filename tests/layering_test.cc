@@ -3,7 +3,8 @@
 // file of a floor names a file of its own floor or a lower one; every source
 // file of the repository lies on a floor; and every n3_* library of the CMake
 // files sits on a floor, is built from that floor's folder, and links only
-// libraries of its floor and lower ones.
+// libraries of its floor and lower ones. Within a folder, no two units (a
+// header with its sources) include each other, directly or through others.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -103,6 +104,23 @@ std::string folders_of(const Floor& f) {
   return "floor " + std::to_string(f.rank) + " (" + s + ")";
 }
 
+struct Include {
+  int line = 0;
+  std::string path;  // as written, from the repository root
+};
+
+std::vector<Include> includes_of(const std::string& text) {
+  std::vector<Include> out;
+  static const std::regex include("^\\s*#\\s*include\\s*\"([^\"]+)\"");
+  std::stringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    std::smatch m;
+    if (std::regex_search(line, m, include)) out.push_back({n, m[1]});
+  }
+  return out;
+}
+
 // One problem per #include "..." of `text` (the file at `path`) that climbs
 // a floor or names a file on no floor.
 std::vector<std::string> check_includes(const std::vector<Floor>& floors, const std::string& path,
@@ -110,18 +128,60 @@ std::vector<std::string> check_includes(const std::vector<Floor>& floors, const 
   std::vector<std::string> problems;
   const Floor* own = floor_of(floors, path);
   if (!own) return {path + ": on no floor of docs/architecture.md"};
-  static const std::regex include("^\\s*#\\s*include\\s*\"([^\"]+)\"");
-  std::stringstream in(text);
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    std::smatch m;
-    if (!std::regex_search(line, m, include)) continue;
-    const std::string where = path + ":" + std::to_string(n) + ": includes \"" + m[1].str() + "\"";
-    const Floor* to = floor_of(floors, m[1]);
+  for (const Include& inc : includes_of(text)) {
+    const std::string where = path + ":" + std::to_string(inc.line) + ": includes \"" + inc.path + "\"";
+    const Floor* to = floor_of(floors, inc.path);
     if (!to)
       problems.push_back(where + ", on no floor (include from the repository root)");
     else if (to->rank > own->rank)
       problems.push_back(where + ": " + folders_of(*own) + " may not include " + folders_of(*to));
+  }
+  return problems;
+}
+
+// A unit is a header with its sources: the path without its extension.
+std::string unit_of(const std::string& path) { return path.substr(0, path.rfind('.')); }
+std::string folder_of(const std::string& path) { return path.substr(0, path.rfind('/') + 1); }
+
+// One problem per group of units of one folder that include each other,
+// directly or through other units of the folder (`files`: path -> text).
+// Within a floor the rule allows any include, so only such a cycle says
+// that two parts are really one, or that one of them is in the wrong file.
+std::vector<std::string> check_cycles(const std::map<std::string, std::string>& files) {
+  std::map<std::string, std::map<std::string, std::string>> edges;  // unit -> unit -> first "file:line"
+  for (const auto& [path, text] : files)
+    for (const Include& inc : includes_of(text)) {
+      const std::string a = unit_of(path), b = unit_of(inc.path);
+      if (a != b && folder_of(a) == folder_of(b)) edges[a].emplace(b, path + ":" + std::to_string(inc.line));
+    }
+  std::map<std::string, std::set<std::string>> reach;  // units reachable from a unit
+  for (const auto& [a, out] : edges) {
+    std::set<std::string>& seen = reach[a];
+    std::vector<std::string> todo{a};
+    while (!todo.empty()) {
+      const std::string u = todo.back();
+      todo.pop_back();
+      const auto it = edges.find(u);
+      if (it == edges.end()) continue;
+      for (const auto& [v, where] : it->second)
+        if (seen.insert(v).second) todo.push_back(v);
+    }
+  }
+  std::vector<std::string> problems;
+  std::set<std::string> reported;
+  for (const auto& [a, from_a] : reach) {
+    if (!from_a.count(a) || reported.count(a)) continue;
+    std::set<std::string> group;
+    for (const std::string& b : from_a)
+      if (reach.count(b) && reach.at(b).count(a)) group.insert(b);
+    std::string units, how;
+    for (const std::string& u : group) {
+      units += (units.empty() ? "" : ", ") + u;
+      for (const auto& [v, where] : edges.at(u))
+        if (group.count(v)) how += (how.empty() ? "" : "; ") + where + " includes " + v;
+      reported.insert(u);
+    }
+    problems.push_back("units of one folder include each other: " + units + " (" + how + ")");
   }
   return problems;
 }
@@ -291,16 +351,28 @@ TEST(Layering, TableListsTheFloors) {
   EXPECT_LT(numerics->rank, golden->rank) << "the numerics core is a floor of its own, below the model";
 }
 
+// Every source of the repository with its text, read once for the tests.
+const std::map<std::string, std::string>& repo_files() {
+  static const std::map<std::string, std::string> files = [] {
+    std::map<std::string, std::string> m;
+    for (const std::string& rel : repo_sources()) m[rel] = read_file_text(source_dir() + "/" + rel);
+    return m;
+  }();
+  return files;
+}
+
 TEST(Layering, NoIncludeClimbsAFloor) {
   std::vector<std::string> problems;
-  size_t files = 0;
-  for (const std::string& rel : repo_sources()) {
-    ++files;
-    for (const std::string& p : check_includes(repo_floors(), rel, read_file_text(source_dir() + "/" + rel)))
-      problems.push_back(p);
-  }
-  EXPECT_GT(files, 100u) << "the scan found too few sources under " << source_dir();
+  for (const auto& [path, text] : repo_files())
+    for (const std::string& p : check_includes(repo_floors(), path, text)) problems.push_back(p);
+  EXPECT_GT(repo_files().size(), 100u) << "the scan found too few sources under " << source_dir();
   EXPECT_TRUE(problems.empty()) << "docs/architecture.md's floors are broken:" << joined(problems);
+}
+
+TEST(Layering, NoTwoUnitsOfAFolderIncludeEachOther) {
+  ASSERT_TRUE(repo_files().count("compiler/layout.cc")) << "the scan did not read compiler/";
+  const std::vector<std::string> problems = check_cycles(repo_files());
+  EXPECT_TRUE(problems.empty()) << joined(problems);
 }
 
 TEST(Layering, LibrariesLinkOnlyLowerFloors) {
@@ -327,6 +399,25 @@ TEST(Layering, CheckerFindsAClimbingInclude) {
   EXPECT_TRUE(check_includes(floors, "golden/weights.h", "#include \"golden/numerics/ops.h\"\n").empty());
   EXPECT_EQ(check_includes(floors, "golden/x.h", "#include \"nowhere/x.h\"\n").size(), 1u);
   EXPECT_EQ(check_includes(floors, "newpart/x.cc", "").size(), 1u) << "a file on no floor";
+}
+
+TEST(Layering, CheckerFindsUnitsIncludingEachOther) {
+  std::map<std::string, std::string> files = {
+      {"compiler/a.h", "#pragma once\n"},
+      {"compiler/a.cc", "#include \"compiler/a.h\"\n#include \"compiler/b.h\"\n"},
+      {"compiler/b.h", "#include <map>\n#include \"compiler/c.h\"\n"},
+      {"compiler/c.h", "#include \"compiler/a.h\"\n"},
+      {"compiler/d.cc", "#include \"compiler/a.h\"\n"},
+      {"sim/a.h", "#include \"compiler/a.h\"\n"},
+  };
+  const std::vector<std::string> bad = check_cycles(files);
+  ASSERT_EQ(bad.size(), 1u) << joined(bad);
+  EXPECT_NE(bad[0].find("compiler/a, compiler/b, compiler/c ("), std::string::npos) << bad[0];
+  EXPECT_NE(bad[0].find("compiler/a.cc:2 includes compiler/b"), std::string::npos) << bad[0];
+  EXPECT_NE(bad[0].find("compiler/c.h:1 includes compiler/a"), std::string::npos) << bad[0];
+  EXPECT_EQ(bad[0].find("compiler/d"), std::string::npos) << bad[0];
+  files["compiler/c.h"] = "#pragma once\n";  // the chain a -> b -> c no longer closes
+  EXPECT_TRUE(check_cycles(files).empty()) << joined(check_cycles(files));
 }
 
 TEST(Layering, CheckerFindsAClimbingLink) {
