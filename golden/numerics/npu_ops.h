@@ -1,9 +1,10 @@
 // Host-side entry points of the numerics core for the golden model: whole
 // INT4 matrices (Int4Matrix; golden/npu_matrix.h views the model's MatrixRef
 // as one, since the core sits below the model), token batches, scratch
-// allocation, OpenMP over output rows (each output is computed by one thread in the fixed order of the core,
-// so results do not depend on the thread count), and the constant tables the
-// compiler would precompute (RoPE inverse frequencies). Not for device code.
+// allocation, OpenMP over output rows (each output is computed by one thread
+// in the fixed order of the core, so results do not depend on the thread
+// count), and the constant tables the compiler would precompute (RoPE
+// inverse frequencies). Not for device code.
 #pragma once
 #include <cmath>
 #include <cstdint>
