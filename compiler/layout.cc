@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "compiler/lower.h"
 #include "base/error.h"
+#include "compiler/lower.h"
 #include "golden/numerics/npu_ops.h"
 #include "golden/weight_names.h"
 
@@ -14,20 +14,6 @@ namespace {
 uint64_t align16(uint64_t x) { return (x + 15) & ~uint64_t(15); }
 
 }  // namespace
-
-const Placed& Layout::at(const std::string& name) const {
-  auto it = tensors.find(name);
-  if (it != tensors.end()) return it->second;
-  auto c = consts.find(name);
-  require(c != consts.end(), "compiler: no tensor '" + name + "' in the memory plan");
-  return c->second;
-}
-
-const Resident* Layout::resident_of(const std::string& name) const {
-  for (const Resident& r : resident)
-    if (r.name == name) return &r;
-  return nullptr;
-}
 
 Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int max_chunk) {
   require(f.weight_scale == num::WScale::PerRow,

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compiler/emit.h"
-#include "compiler/layout.h"
+#include "compiler/memory_plan.h"
 #include "golden/model_config.h"
 #include "golden/numerics/formats_config.h"
 #include "isa/program.h"

@@ -1,4 +1,4 @@
-// Comparing dumps: the library behind `n3 diff` (brief/cli-contract.md).
+// Comparing dumps: the library behind `n3 diff` (docs/dumps.md).
 // Tests and backends call diff_dumps() / diff_tensor() directly; printing the
 // report is host_driver/cmd_diff.cc's job. docs/dumps.md documents the rules.
 #pragma once

@@ -1,5 +1,5 @@
 // Per-tensor dumps: what the golden model and every backend record while
-// running, and the on-disk layout of brief/cli-contract.md: manifest.json
+// running, and the on-disk layout of docs/dumps.md: manifest.json
 // (canonical order: phase, layer, op) plus one .npy per tensor.
 #pragma once
 #include <map>

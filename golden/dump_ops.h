@@ -1,5 +1,5 @@
 // The one list of tensors a run can dump, in canonical op order (the order
-// of brief/gemma3n.md). Every backend names its tensors from this table, so
+// in which golden/model.cc computes them). Every backend names its tensors from this table, so
 // n3 diff can match them. docs/dumps.md documents each entry.
 #pragma once
 #include <string>
@@ -12,7 +12,7 @@ struct OpDef {
   const char* name;    // per-layer ops are dumped as "layers.N.<name>"; Pre/Post ops as "<name>"
   OpScope scope;
   int token_axis;      // the axis along which chunks and decode steps concatenate
-  bool always;         // in every dump (brief/cli-contract.md)
+  bool always;         // in every dump (docs/dumps.md)
   const char* what;
 };
 

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "golden/kernels.h"
+#include "golden/npu_matrix.h"
 #include "golden/numerics/npu_ops.h"
 
 namespace n3 {

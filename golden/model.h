@@ -1,5 +1,5 @@
-// The golden model: Gemma 3n's text decoder written as brief/gemma3n.md reads,
-// one short function per operator, computed through a Kernels implementation
+// The golden model: Gemma 3n's text decoder (docs/golden.md), one short
+// function per operator, computed through a Kernels implementation
 // (reference float32 or NPU numerics). Prefill and KV-cached decode are the
 // same forward over a chunk of tokens at consecutive positions.
 #pragma once

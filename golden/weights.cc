@@ -3,11 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "base/error.h"
-#include "base/file_util.h"
-#include "golden/hf_checkpoint.h"
-#include "golden/n3w_file.h"
-
 namespace n3 {
 
 const char* wdtype_name(WDType t) {
@@ -131,12 +126,6 @@ void linear_ref(const MatrixRef& m, const float* x, int64_t T, float* y) {
       }
     }
   }
-}
-
-std::unique_ptr<WeightSource> open_weights(const std::string& path) {
-  if (is_directory(path)) return open_hf_checkpoint(path);
-  require(file_exists(path), path + ": no such file or directory");
-  return open_n3w(path);
 }
 
 }  // namespace n3

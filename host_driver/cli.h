@@ -1,7 +1,7 @@
 // The n3 command line: main() only dispatches; each subcommand lives in its
 // own cmd_<name>.cc, parses with Boost.Program_options and calls into the
-// parts. Contract: brief/cli-contract.md (results on stdout, progress on
-// stderr, exit 2 with a one-line reason on bad input).
+// parts. Contract: docs/host_driver.md, "The command line" (results on
+// stdout, progress on stderr, exit 2 with a one-line reason on bad input).
 #pragma once
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 // n3 golden: prefill over --ids, one KV-cached decode step per --feed id,
-// every tensor recorded and written as a dump (brief/cli-contract.md).
+// every tensor recorded and written as a dump (docs/golden.md, docs/dumps.md).
 #include <chrono>
 #include <cstdio>
 #include <iostream>

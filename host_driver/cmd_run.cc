@@ -1,4 +1,4 @@
-// n3 run: the host sampling loop over any backend (brief/cli-contract.md).
+// n3 run: the host sampling loop over any backend (docs/host_driver.md).
 // Prefill the prompt, then sample and feed one token at a time; ids (or text
 // with --tokenizer) stream to stdout as they come, a summary goes to stderr.
 #include <chrono>

@@ -1,4 +1,4 @@
-// n3 sim: runs a program on a simulator backend (brief/cli-contract.md).
+// n3 sim: runs a program on a simulator backend (docs/sim.md, docs/timing.md).
 //   n3 sim --backend func --program P [--hw H.yaml] --mem-in IMG [--mem-out IMG] [--trace-insn]
 //   n3 sim --backend systemc --program P ... [--timing-only] [--trace T.json] [--stats S.json]
 // The model form (--model ...) compiles Gemma 3n first: cmd_sim_model.cc.

@@ -1,4 +1,4 @@
-// The model form of n3 sim (brief/cli-contract.md):
+// The model form of n3 sim (docs/compiler.md, docs/timing.md):
 //   n3 sim --backend func|systemc --model M [--hw H.yaml] --ids P.npy [--feed F.npy] --dump DIR [--chunk N]
 //   n3 sim --backend systemc --model M ... [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]]
 // Compiles Gemma 3n for the hardware file (compiler/), runs the prefill in

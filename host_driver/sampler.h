@@ -1,7 +1,6 @@
 // The host's sampling loop state: repetition penalty, greedy or temperature
 // sampling with top-k / top-p, a seeded RNG, stop ids and max new tokens.
-// Definitions (with formulas) in docs/sampling.md; they follow section 6 of
-// seeds/gemma3n-e4b-operator-pipeline.txt. Every stage is off by default,
+// Definitions (with formulas) in docs/sampling.md. Every stage is off by default,
 // so a default SamplerConfig is greedy.
 //
 // Determinism: the RNG is std::mt19937_64 (its output sequence is fixed by

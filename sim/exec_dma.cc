@@ -6,7 +6,7 @@
 
 #include "golden/numerics/formats.h"
 #include "isa/verify.h"
-#include "sim/units.h"
+#include "sim/func_sim.h"
 
 namespace n3::sim {
 

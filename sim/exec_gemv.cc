@@ -5,7 +5,7 @@
 
 #include "golden/numerics/mac.h"
 #include "golden/numerics/ops.h"
-#include "sim/units.h"
+#include "sim/func_sim.h"
 
 namespace n3::sim {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "golden/numerics/ops.h"
-#include "sim/units.h"
+#include "sim/func_sim.h"
 
 namespace n3::sim {
 

@@ -6,7 +6,6 @@
 
 #include "isa/dis.h"
 #include "isa/verify.h"
-#include "sim/units.h"
 
 namespace n3::sim {
 

@@ -6,7 +6,8 @@
 // Structure (mirrors the engines of isa.yaml, one unit per engine, as the
 // SystemC model will): the control engine (this class) fetches, runs control
 // instructions, resolves descriptors and dispatches; exec_dma / exec_gemv /
-// exec_sfu (units.h) compute one instruction each from resolved operands.
+// exec_sfu (declared below, one exec_*.cc each) compute one instruction each
+// from resolved operands.
 #pragma once
 #include <array>
 #include <cstdio>
@@ -67,7 +68,7 @@ struct SimOptions {
   bool effects = true;                 // false: engines skip their arithmetic and writes (timing-only runs)
   // Compiled programs name every tensor they materialise; capturing them all
   // costs copies. false: capture only the always-present ones (logits,
-  // layers.N; brief/cli-contract.md), the rest stay names in the table.
+  // layers.N; docs/dumps.md), the rest stay names in the table.
   bool capture_all = true;
 };
 
@@ -185,5 +186,16 @@ class FuncSim {
   bool halted_ = false;
   uint64_t trace_n_ = 0;
 };
+
+// The execution units, one per engine (the control engine is FuncSim). Each
+// executes one dispatched instruction from its resolved operands: it checks
+// shapes and dtypes (trapping through FuncSim::trap), reads all its inputs,
+// computes through the numerics core, then writes its outputs. They are
+// declared with FuncSim, the machine they run on and the one caller, so the
+// two never include each other. docs/isa.md gives the semantics; docs/sim.md
+// the unit structure.
+void exec_dma(FuncSim& m, const Issued& in);   // MEMCPY, MEMSET (exec_dma.cc)
+void exec_gemv(FuncSim& m, const Issued& in);  // GEMV (MV, QK, PV) and GEMM (MV) (exec_gemv.cc)
+void exec_sfu(FuncSim& m, const Issued& in);   // CVO (exec_sfu.cc)
 
 }  // namespace n3::sim

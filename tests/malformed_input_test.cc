@@ -1,5 +1,5 @@
 // Bad input gets a one-line error naming what and where, exit status 2 and no
-// partial output (brief/cli-contract.md). Each case runs the real n3 binary.
+// partial output (docs/host_driver.md, "The command line"). Each case runs the real n3 binary.
 #include <gtest/gtest.h>
 
 #include <algorithm>

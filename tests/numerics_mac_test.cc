@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "golden/npu_matrix.h"
 #include "golden/numerics/npu_ops.h"
 
 namespace n3::num {

@@ -1,5 +1,5 @@
 // The command line: n3 asm / n3 dis / n3 sim as scripts call them
-// (brief/cli-contract.md): results on stdout, one-line reasons and exit 2
+// (docs/host_driver.md, "The command line"): results on stdout, one-line reasons and exit 2
 // on bad input or a trap, nothing half-written.
 #include <gtest/gtest.h>
 

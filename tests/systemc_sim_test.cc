@@ -375,7 +375,7 @@ TEST(SystemcHw, DesignPointsLoadWithTimingAndEstimateMatchesPccx) {
     for (const auto& [k, v] : hw.params) EXPECT_FALSE(v.source.empty()) << h << " " << k;
   }
   // pccx v002: the KV260's effective DDR bounds E4B decode at ~4.5-5.4 tok/s,
-  // the GEMV MAC rate at ~11.5 tok/s (brief/npu.md).
+  // the GEMV MAC rate at ~11.5 tok/s (docs/timing.md).
   const RunResult r = run_n3("estimate --model " + source_dir() + "/configs/models/gemma3n-e4b.yaml");
   ASSERT_EQ(r.status, 0) << r.err;
   auto value = [&](const std::string& key) {

@@ -1,8 +1,10 @@
 // Host-side entry points of the numerics core for the golden model: whole
-// matrices (MatrixRef), token batches, scratch allocation, OpenMP over output
-// rows (each output is computed by one thread in the fixed order of the core,
-// so results do not depend on the thread count), and the constant tables the
-// compiler would precompute (RoPE inverse frequencies). Not for device code.
+// INT4 matrices (Int4Matrix; golden/npu_matrix.h views the model's MatrixRef
+// as one, since the core sits below the model), token batches, scratch
+// allocation, OpenMP over output rows (each output is computed by one thread
+// in the fixed order of the core, so results do not depend on the thread
+// count), and the constant tables the compiler would precompute (RoPE
+// inverse frequencies). Not for device code.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -11,7 +13,6 @@
 
 #include "base/error.h"
 #include "golden/numerics/ops.h"
-#include "golden/weights.h"
 
 namespace n3::num {
 
@@ -32,29 +33,6 @@ struct Int4Matrix {
   int64_t row_bytes() const { return (cols + 1) / 2; }
   int64_t groups() const { return mode == WScale::PerRow ? 1 : (cols + group - 1) / group; }
 };
-
-// A view of an INT4 MatrixRef: one scale per row (group == cols) is PerRow,
-// a smaller group is PerGroup (its group must be a multiple of the BFP
-// block). MatrixRef cannot carry two-level scales; build an Int4Matrix.
-inline Int4Matrix int4_view(const MatrixRef& m, const Formats& f) {
-  require(m.dtype == WDType::INT4, std::string("NPU numerics need INT4 weights, got ") + wdtype_name(m.dtype) +
-                                       " (convert the checkpoint with n3 convert)");
-  Int4Matrix w;
-  w.data = m.data;
-  w.rows = m.rows;
-  w.cols = m.cols;
-  w.scales = m.scales;
-  const int64_t g = m.group <= 0 ? m.cols : m.group;
-  if (g >= m.cols) {
-    w.mode = WScale::PerRow;
-  } else {
-    require(g % f.bfp_block == 0, "INT4 weight group " + std::to_string(g) +
-                                      " is not a multiple of numerics.bfp_block " + std::to_string(f.bfp_block));
-    w.mode = WScale::PerGroup;
-    w.group = g;
-  }
-  return w;
-}
 
 // One output row of the GEMV on an already quantised activation vector.
 inline float linear_row(const Int4Matrix& w, int64_t r, const BfpView& x, Fmt out) {
@@ -85,10 +63,6 @@ inline void linear_npu(const Int4Matrix& w, const float* x, int64_t T, float* y,
 #pragma omp parallel for schedule(static) if (w.rows * w.cols * T >= (1 << 18))
   for (int64_t o = 0; o < w.rows; ++o)
     for (int64_t t = 0; t < T; ++t) y[t * w.rows + o] = linear_row(w, o, xv[t], out);
-}
-
-inline void linear_npu(const MatrixRef& m, const float* x, int64_t T, float* y, const Formats& f, Fmt out) {
-  linear_npu(int4_view(m, f), x, T, y, f, out);
 }
 
 // Per row of n: RMSNorm (ops.h) rounded to `out`; rows in parallel.
