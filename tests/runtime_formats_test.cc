@@ -88,3 +88,24 @@ TEST(RuntimeFormatsSet, CoversEveryAllowedCombination) {
 
 }  // namespace
 }  // namespace n3
+
+namespace n3 {
+namespace {
+
+// The reported bug: with bf16 logits, n3 run on func read the logits region
+// as float32 and generated other ids than golden on the dev fixture.
+TEST(RuntimeFormatsCli, Bf16LogitsOnTheDevFixtureRunGivesGoldensIds) {
+  const std::string hw = test::hw_variant("formats_cli_bf16", {{"numerics.logits_format", "bf16"}});
+  const std::string common = " --model " + test::fixture("gemma3n-dev/hf") + " --hw " + hw + " --ids " +
+                             test::fixture("gemma3n-dev/prompt_ids.npy") + " --max-new 8";
+  const test::RunResult want = test::run_n3("run --backend golden" + common);
+  ASSERT_EQ(want.status, 0) << want.err;
+  for (const char* backend : {"func", "systemc"}) {
+    const test::RunResult got = test::run_n3(std::string("run --backend ") + backend + common);
+    ASSERT_EQ(got.status, 0) << backend << ": " << got.err;
+    EXPECT_EQ(got.out, want.out) << backend;
+  }
+}
+
+}  // namespace
+}  // namespace n3
