@@ -73,6 +73,9 @@ struct Layout {
   const Resident* resident_of(const std::string& name) const;
 };
 
+// The name of the RoPE inverse-frequency constant for one theta (Layout::consts).
+std::string rope_table_name(double theta);
+
 // `max_chunk` bounds the prefill chunk (sliding rings hold window + max_chunk - 1 positions).
 Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int max_chunk);
 

@@ -14,8 +14,8 @@
 #include <deque>
 #include <map>
 
-#include "golden/kernels.h"
 #include "golden/numerics/npu_ops.h"
+#include "golden/weight_names.h"
 #include "gpu_reference/kernels_attention.cuh"
 #include "gpu_reference/kernels_gemv.cuh"
 #include "gpu_reference/kernels_layer.cuh"
@@ -24,8 +24,6 @@
 namespace n3::gpu {
 
 namespace {
-
-std::string L(int l) { return "layers." + std::to_string(l) + "."; }
 
 // A QAct with its storage; empty (no-op) in reference numerics.
 struct QBuf {
@@ -281,15 +279,16 @@ struct CudaModel::Impl {
 
   void upload_weights() {
     const int S = cfg_.altup_streams;
-    E_ = matrix("embed_tokens.weight");
-    Epl_ = matrix("embed_tokens_per_layer.weight");
-    plp_ = matrix("per_layer_model_projection.weight");
+    const ModelWeightNames& g = model_weight_names();
+    E_ = matrix(g.embed);
+    Epl_ = matrix(g.embed_per_layer);
+    plp_ = matrix(g.per_layer_model_projection);
     for (int s = 1; s < S; ++s) {
-      ap_[s] = matrix("altup_projections." + std::to_string(s - 1) + ".weight");
-      unemb_[s] = matrix("altup_unembed_projections." + std::to_string(s - 1) + ".weight");
+      ap_[s] = matrix(g.altup_projection(s));
+      unemb_[s] = matrix(g.altup_unembed_projection(s));
     }
-    plp_norm_ = vec("per_layer_projection_norm.weight");
-    final_norm_ = vec("norm.weight");
+    plp_norm_ = vec(g.per_layer_projection_norm);
+    final_norm_ = vec(g.final_norm);
     const int hd = cfg_.head_dim;
     // RoPE inverse frequencies: the NPU's constant table (npu_ops.h), or
     // HF's float32 values (kernels_ref.cc).
@@ -303,38 +302,37 @@ struct CudaModel::Impl {
     freq_global_ = floats(table(cfg_.rope_global));
     for (int l = 0; l < cfg_.layers; ++l) {
       LayerW lw;
-      const std::string p = L(l);
-      lw.q = matrix(p + "self_attn.q_proj.weight");
-      lw.o = matrix(p + "self_attn.o_proj.weight");
+      const LayerWeightNames n = layer_weight_names(l);
+      lw.q = matrix(n.q);
+      lw.o = matrix(n.o);
       if (cfg_.owns_kv(l)) {
-        lw.k = matrix(p + "self_attn.k_proj.weight");
-        lw.v = matrix(p + "self_attn.v_proj.weight");
-        lw.k_norm = vec(p + "self_attn.k_norm.weight");
+        lw.k = matrix(n.k);
+        lw.v = matrix(n.v);
+        lw.k_norm = vec(n.k_norm);
       }
-      lw.q_norm = vec(p + "self_attn.q_norm.weight");
-      lw.gate = matrix(p + "mlp.gate_proj.weight");
-      lw.up = matrix(p + "mlp.up_proj.weight");
-      lw.down = matrix(p + "mlp.down_proj.weight");
-      lw.ll = matrix(p + "laurel.linear_left.weight");
-      lw.lr = matrix(p + "laurel.linear_right.weight");
-      lw.pl_gate = matrix(p + "per_layer_input_gate.weight");
-      lw.pl_proj = matrix(p + "per_layer_projection.weight");
-      lw.router = matrix(p + "altup.modality_router.weight");
-      lw.pred = matrix(p + "altup.prediction_coefs.weight");
-      lw.corr = matrix(p + "altup.correction_coefs.weight");
+      lw.q_norm = vec(n.q_norm);
+      lw.gate = matrix(n.gate);
+      lw.up = matrix(n.up);
+      lw.down = matrix(n.down);
+      lw.ll = matrix(n.laurel_left);
+      lw.lr = matrix(n.laurel_right);
+      lw.pl_gate = matrix(n.pl_gate);
+      lw.pl_proj = matrix(n.pl_proj);
+      lw.router = matrix(n.router);
+      lw.pred = matrix(n.pred);
+      lw.corr = matrix(n.corr);
       if (npu_)
         for (const DevMatrix* m : {&lw.router, &lw.pred, &lw.corr})
           require(m->dtype == int(WDType::F32), "cuda: AltUp coefficient matrices must be float32 in NPU numerics");
-      lw.in_norm = vec(p + "input_layernorm.weight");
-      lw.post_attn = vec(p + "post_attention_layernorm.weight");
-      lw.pre_ffn = vec(p + "pre_feedforward_layernorm.weight");
-      lw.post_ffn = vec(p + "post_feedforward_layernorm.weight");
-      lw.post_pl = vec(p + "post_per_layer_input_norm.weight");
-      lw.laurel_norm = vec(p + "laurel.post_laurel_norm.weight");
-      lw.router_norm = vec(p + "altup.router_norm.weight");
-      lw.out_scale = vec(p + "altup.correct_output_scale");
-      // HF evaluates Normal(0,1).icdf(sparsity) in float32 (model.cc).
-      lw.topk_mult = cfg_.sparsity[l] > 0 ? float(normal_icdf(cfg_.sparsity[l])) : 0.0f;
+      lw.in_norm = vec(n.input_norm);
+      lw.post_attn = vec(n.post_attn_norm);
+      lw.pre_ffn = vec(n.pre_ffn_norm);
+      lw.post_ffn = vec(n.post_ffn_norm);
+      lw.post_pl = vec(n.post_pl_norm);
+      lw.laurel_norm = vec(n.laurel_norm);
+      lw.router_norm = vec(n.router_norm);
+      lw.out_scale = vec(n.out_scale);
+      lw.topk_mult = cfg_.topk_multiplier(l);
       layers_.push_back(lw);
     }
   }

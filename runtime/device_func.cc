@@ -36,24 +36,6 @@ struct Restore {
   ~Restore() { std::swap(s.memory(), m); }
 };
 
-bool parse_capture(const std::string& name, Op* op, int* layer) {
-  std::string rest = name;
-  *layer = -1;
-  if (name.rfind("layers.", 0) == 0) {
-    const size_t dot = name.find('.', 7);
-    *layer = std::stoi(name.substr(7, dot == std::string::npos ? std::string::npos : dot - 7));
-    rest = dot == std::string::npos ? "" : name.substr(dot + 1);
-  }
-  for (int i = 0; i < int(Op::kCount); ++i) {
-    const OpDef& d = op_def(Op(i));
-    if ((d.scope == OpScope::Layer) == (*layer >= 0) && rest == d.name) {
-      *op = Op(i);
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 comp::HwLimits hw_limits(const HwConfig& hw) {
@@ -178,9 +160,10 @@ Tensor FuncModel::forward_program(const std::vector<int32_t>& ids, Phase ph, Rec
   pos_ += T;
   if (rec && !timing_only())
     for (const sim::Capture& cap : s.captures()) {
-      Op op;
-      int layer;
-      if (!parse_capture(cap.name, &op, &layer) || !rec->wants(op)) continue;
+      const std::optional<TensorId> id = parse_tensor_name(cap.name);
+      if (!id || !rec->wants(id->op)) continue;
+      const Op op = id->op;
+      const int layer = id->layer;
       rec->record(ph, op, layer, golden_shape(op, cfg_, T, cap.rows, cap.cols), cap.data.data(),
                   cap.native_dtype == "f32" ? "float32" : cap.native_dtype == "bf16" ? "bfloat16" : cap.native_dtype);
     }
