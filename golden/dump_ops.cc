@@ -17,6 +17,8 @@ const OpDef kOps[] = {
 
 const OpDef& op_def(Op op) { return kOps[static_cast<int>(op)]; }
 
+const char* manifest_op(Op op) { return *op_def(op).name ? op_def(op).name : "layer_out"; }
+
 std::string tensor_name(Op op, int layer, bool decode) {
   const OpDef& d = op_def(op);
   std::string n;

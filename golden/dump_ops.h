@@ -59,6 +59,10 @@ const OpDef& op_def(Op op);
 // tensors carry the prefix "decode_". The compiler names its captures with it.
 std::string tensor_name(Op op, int layer, bool decode);
 
+// The op as a manifest's "op" field names it: OpDef::name, or "layer_out"
+// for the layer output (whose OpDef::name is empty).
+const char* manifest_op(Op op);
+
 // What a tensor name names: its inverse, for the names tensor_name makes
 // (layer -1 outside the layers); nothing for any other name.
 struct TensorId {

@@ -76,6 +76,12 @@ TEST(DumpNames, OtherNamesParseToNothing) {
     EXPECT_FALSE(parse_tensor_name(n)) << n;
 }
 
+TEST(DumpNames, ManifestOpIsTheTableNameOrLayerOut) {
+  EXPECT_STREQ(manifest_op(Op::AttnQ), "attn.q");
+  EXPECT_STREQ(manifest_op(Op::Logits), "logits");
+  EXPECT_STREQ(manifest_op(Op::LayerOut), "layer_out");  // its table name is empty
+}
+
 // The compiler names every capture from dump_ops.h: each Tensor symbol of a
 // compiled program parses, and the always-present ones are all there.
 TEST(DumpNames, CompiledCapturesComeFromTheTable) {
