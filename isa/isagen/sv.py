@@ -22,6 +22,23 @@ def sv_name(n):
     return n + "_" if n in SV_KEYWORDS else n
 
 
+def packed_struct(w, fields, bits, name):
+    """A packed struct of `bits` bits: the fields from the top, the gaps as rsv0, rsv1 ..."""
+    w("  typedef struct packed {")
+    bit = bits - 1
+    n_rsv = 0
+    for f in sorted(fields, key=lambda f: -f.hi):
+        if f.hi < bit:
+            w(f"    logic [{bit - f.hi - 1}:0] rsv{n_rsv};")
+            n_rsv += 1
+        t = f"{f.enum.name}_e" if f.enum else f"logic [{f.width - 1}:0]"
+        w(f"    {t} {sv_name(f.name)};")
+        bit = f.lo - 1
+    if bit >= 0:
+        w(f"    logic [{bit}:0] rsv{n_rsv};")
+    w(f"  }} {name};")
+
+
 def gen_sv(isa):
     o = []
     w = o.append
@@ -57,19 +74,7 @@ def gen_sv(isa):
             w(f"  localparam int unsigned {P}_{f.name.upper()}_WIDTH = {f.width};")
         w(f"  localparam logic [63:0] {P}_RESERVED_MASK = 64'h{op.reserved_mask:016x};")
         # packed struct, msb first, reserved gaps named
-        w("  typedef struct packed {")
-        bit = 63
-        n_rsv = 0
-        for f in sorted(op.all_fields, key=lambda f: -f.hi):
-            if f.hi < bit:
-                w(f"    logic [{bit - f.hi - 1}:0] rsv{n_rsv};")
-                n_rsv += 1
-            t = f"{f.enum.name}_e" if f.enum else f"logic [{f.width - 1}:0]"
-            w(f"    {t} {sv_name(f.name)};")
-            bit = f.lo - 1
-        if bit >= 0:
-            w(f"    logic [{bit}:0] rsv{n_rsv};")
-        w(f"  }} {P.lower()}_insn_t;")
+        packed_struct(w, op.all_fields, 64, f"{P.lower()}_insn_t")
         w("")
     for rname, r in isa.records.items():
         nb = r["bits"]
@@ -78,19 +83,7 @@ def gen_sv(isa):
             w(f"  localparam int unsigned {rname.upper()}_{f.name.upper()}_LSB = {f.lo};")
             w(f"  localparam int unsigned {rname.upper()}_{f.name.upper()}_WIDTH = {f.width};")
         w(f"  localparam logic [{nb - 1}:0] {rname.upper()}_RESERVED_MASK = {nb}'h{(((1 << nb) - 1) & ~r['used']):0{nb // 4}x};")
-        w("  typedef struct packed {")
-        bit = nb - 1
-        n_rsv = 0
-        for f in sorted(r["fields"], key=lambda f: -f.hi):
-            if f.hi < bit:
-                w(f"    logic [{bit - f.hi - 1}:0] rsv{n_rsv};")
-                n_rsv += 1
-            t = f"{f.enum.name}_e" if f.enum else f"logic [{f.width - 1}:0]"
-            w(f"    {t} {sv_name(f.name)};")
-            bit = f.lo - 1
-        if bit >= 0:
-            w(f"    logic [{bit}:0] rsv{n_rsv};")
-        w(f"  }} {rname}_rec_t;")
+        packed_struct(w, r["fields"], nb, f"{rname}_rec_t")
         w("")
     # legality: reserved bits, enum values, fields a sub-function does not use,
     # and wait/signal bits naming the instruction's own engine.
