@@ -22,6 +22,19 @@ def hexmask(m, bits=64):
     return f"0x{m:0{bits // 4}x}ull"
 
 
+def extra_switch(w, doc, fn, enum, arg, key, default):
+    """`inline int fn(Enum arg)`: each value's `key` extra from the table."""
+    w(doc)
+    w(f"inline int {fn}({camel(enum.name)} {arg}) {{")
+    w(f"  switch ({arg}) {{")
+    for v in enum.values:
+        w(f"    case {camel(enum.name)}::{v.name}:")
+        w(f"      return {v.extra[key]};")
+    w("  }")
+    w(f"  return {default};")
+    w("}")
+
+
 def gen_cpp(isa):
     o = []
     w = o.append
@@ -78,27 +91,10 @@ def gen_cpp(isa):
     w('  return "?";')
     w("}")
     w("")
-    # dtype extras
     dt = isa.enums["dtype"]
-    w("// Bits per element of each dtype.")
-    w("inline int dtype_bits(Dtype t) {")
-    w("  switch (t) {")
-    for v in dt.values:
-        w(f"    case Dtype::{v.name}:")
-        w(f"      return {v.extra['bits']};")
-    w("  }")
-    w("  return 0;")
-    w("}")
-    sp = isa.enums["space"]
-    w("// Required alignment (bytes) of a descriptor base in each space.")
-    w("inline int space_align(Space s) {")
-    w("  switch (s) {")
-    for v in sp.values:
-        w(f"    case Space::{v.name}:")
-        w(f"      return {v.extra['align']};")
-    w("  }")
-    w("  return 1;")
-    w("}")
+    extra_switch(w, "// Bits per element of each dtype.", "dtype_bits", dt, "t", "bits", 0)
+    extra_switch(w, "// Required alignment (bytes) of a descriptor base in each space.", "space_align",
+                 isa.enums["space"], "s", "align", 1)
     w("")
     w("// dtype classes: bit (1 << Dtype) set for each member.")
     for cname, cd in isa.classes.items():
