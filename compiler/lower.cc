@@ -371,19 +371,19 @@ void Lowering::layer(int l) {
   cap(Op::Pred, l, b_.P);
   const Buf a = stream(b_.P, 0);
   e_.comment("input norm, LAuReL");
-  const Buf inw = w(n.input_norm);
+  const Buf inw = w(n.in_norm);
   rmsnorm(b_.an, a, &inw);
   cap(Op::InputNorm, l, b_.an);
   // LAuReL
-  mv(b_.mid, b_.an, w(n.laurel_left));
-  mv(b_.lo, b_.mid, w(n.laurel_right));
+  mv(b_.mid, b_.an, w(n.ll));
+  mv(b_.lo, b_.mid, w(n.lr));
   rmsnorm_w(b_.lo, n.laurel_norm);
   cvo2("add", b_.lo, b_.lo, b_.an);
   cap(Op::Laurel, l, b_.lo);
   e_.comment("attention: Q/K/V, norms, RoPE, KV ring write, per-token windowed QK / softmax / PV, o_proj");
   attention(l);
   e_.comment("post-attention norm, residual, LAuReL mix");
-  rmsnorm_w(b_.attn, n.post_attn_norm);
+  rmsnorm_w(b_.attn, n.post_attn);
   cvo2("add", b_.ag, b_.attn, a);
   cap(Op::AttnGated, l, b_.ag);
   cvo2("add", b_.tmpf, b_.ag, b_.lo);
@@ -392,10 +392,10 @@ void Lowering::layer(int l) {
   e_.comment("FFN");
   const int64_t F = cfg_.ffn[size_t(l)];
   const Buf g = view(b_.g, T_, F, 0, F * dtype_bytes(b_.g.dtype)), u = view(b_.u, T_, F, 0, F * dtype_bytes(b_.u.dtype));
-  const Buf pre = w(n.pre_ffn_norm);
+  const Buf pre = w(n.pre_ffn);
   rmsnorm(b_.xn, b_.al, &pre);
   mv(g, b_.xn, w(n.gate));
-  if (cfg_.topk_multiplier(l) > 0) cvok("gtopk", g, g, cfg_.topk_multiplier(l));
+  if (const float topk = cfg_.topk_multiplier(l); topk > 0) cvok("gtopk", g, g, topk);
   cap(Op::MlpGate, l, g);
   mv(u, b_.xn, w(n.up));
   cap(Op::MlpUp, l, u);
@@ -404,7 +404,7 @@ void Lowering::layer(int l) {
   cap(Op::MlpAct, l, g);
   mv(b_.y, g, w(n.down));
   cap(Op::MlpDown, l, b_.y);
-  rmsnorm_w(b_.y, n.post_ffn_norm);
+  rmsnorm_w(b_.y, n.post_ffn);
   cvo2("add", b_.o, b_.y, b_.al);
   cap(Op::FfnOut, l, b_.o);
   e_.comment("AltUp correct: corr[p] = pred[p] + (m2 W_corr^T + 1)[p] (o - pred[0])");
@@ -429,7 +429,7 @@ void Lowering::layer(int l) {
   cvo2("mul", b_.f, b_.f, pli_layer(l));
   cap(Op::PleGate, l, b_.f);
   mv(b_.add, b_.f, w(n.pl_proj));
-  rmsnorm_w(b_.add, n.post_pl_norm);
+  rmsnorm_w(b_.add, n.post_pl);
   cap(Op::PleOut, l, b_.add);
   for (int s = 1; s < S; ++s) cvo2("add", stream(b_.H, s), stream(b_.H, s), b_.add);
   cap(Op::LayerOut, l, b_.H);

@@ -10,12 +10,7 @@
 namespace n3 {
 
 // Every weight of one decoder layer, resolved once.
-struct GoldenModel::LayerW {
-  MatrixRef q, k, v, o, gate, up, down, ll, lr, pl_gate, pl_proj;
-  MatrixRef router, pred, corr;  // AltUp (float32)
-  std::vector<float> q_norm, k_norm, in_norm, post_attn, pre_ffn, post_ffn, post_pl, laurel_norm,
-      router_norm, out_scale;
-};
+struct GoldenModel::LayerW : LayerTensors<MatrixRef, std::vector<float>> {};
 
 namespace {
 
@@ -40,37 +35,10 @@ GoldenModel::GoldenModel(std::shared_ptr<const WeightSource> weights, std::uniqu
   const ModelWeightNames& g = model_weight_names();
   plp_norm_ = w.vec(g.per_layer_projection_norm);
   final_norm_ = w.vec(g.final_norm);
-  for (int l = 0; l < cfg_.layers; ++l) {
-    LayerW lw;
-    const LayerWeightNames n = layer_weight_names(l);
-    lw.q = w.matrix(n.q);
-    lw.o = w.matrix(n.o);
-    if (cfg_.owns_kv(l)) {
-      lw.k = w.matrix(n.k);
-      lw.v = w.matrix(n.v);
-      lw.k_norm = w.vec(n.k_norm);
-    }
-    lw.q_norm = w.vec(n.q_norm);
-    lw.gate = w.matrix(n.gate);
-    lw.up = w.matrix(n.up);
-    lw.down = w.matrix(n.down);
-    lw.ll = w.matrix(n.laurel_left);
-    lw.lr = w.matrix(n.laurel_right);
-    lw.pl_gate = w.matrix(n.pl_gate);
-    lw.pl_proj = w.matrix(n.pl_proj);
-    lw.router = w.matrix(n.router);
-    lw.pred = w.matrix(n.pred);
-    lw.corr = w.matrix(n.corr);
-    lw.in_norm = w.vec(n.input_norm);
-    lw.post_attn = w.vec(n.post_attn_norm);
-    lw.pre_ffn = w.vec(n.pre_ffn_norm);
-    lw.post_ffn = w.vec(n.post_ffn_norm);
-    lw.post_pl = w.vec(n.post_pl_norm);
-    lw.laurel_norm = w.vec(n.laurel_norm);
-    lw.router_norm = w.vec(n.router_norm);
-    lw.out_scale = w.vec(n.out_scale);
-    layers_.push_back(std::move(lw));
-  }
+  auto matrix = [&](const std::string& n) { return w.matrix(n); };
+  auto vec = [&](const std::string& n) { return w.vec(n); };
+  for (int l = 0; l < cfg_.layers; ++l)
+    layers_.push_back({load_layer<MatrixRef, std::vector<float>>(cfg_, l, matrix, vec)});
 }
 
 GoldenModel::~GoldenModel() = default;

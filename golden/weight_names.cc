@@ -25,18 +25,18 @@ LayerWeightNames layer_weight_names(int layer) {
   n.gate = p + "mlp.gate_proj.weight";
   n.up = p + "mlp.up_proj.weight";
   n.down = p + "mlp.down_proj.weight";
-  n.input_norm = p + "input_layernorm.weight";
-  n.post_attn_norm = p + "post_attention_layernorm.weight";
-  n.pre_ffn_norm = p + "pre_feedforward_layernorm.weight";
-  n.post_ffn_norm = p + "post_feedforward_layernorm.weight";
-  n.post_pl_norm = p + "post_per_layer_input_norm.weight";
+  n.in_norm = p + "input_layernorm.weight";
+  n.post_attn = p + "post_attention_layernorm.weight";
+  n.pre_ffn = p + "pre_feedforward_layernorm.weight";
+  n.post_ffn = p + "post_feedforward_layernorm.weight";
+  n.post_pl = p + "post_per_layer_input_norm.weight";
   n.out_scale = p + "altup.correct_output_scale";
   n.corr = p + "altup.correction_coefs.weight";
   n.pred = p + "altup.prediction_coefs.weight";
   n.router = p + "altup.modality_router.weight";
   n.router_norm = p + "altup.router_norm.weight";
-  n.laurel_left = p + "laurel.linear_left.weight";
-  n.laurel_right = p + "laurel.linear_right.weight";
+  n.ll = p + "laurel.linear_left.weight";
+  n.lr = p + "laurel.linear_right.weight";
   n.laurel_norm = p + "laurel.post_laurel_norm.weight";
   n.pl_gate = p + "per_layer_input_gate.weight";
   n.pl_proj = p + "per_layer_projection.weight";
@@ -81,15 +81,15 @@ std::vector<WeightSpec> weight_specs(const ModelConfig& c) {
     s.push_back({n.gate, {F, D}, WeightKind::Matrix, false});
     s.push_back({n.up, {F, D}, WeightKind::Matrix, false});
     s.push_back({n.down, {D, F}, WeightKind::Matrix, false});
-    for (const std::string* v : {&n.input_norm, &n.post_attn_norm, &n.pre_ffn_norm, &n.post_ffn_norm, &n.post_pl_norm})
+    for (const std::string* v : {&n.in_norm, &n.post_attn, &n.pre_ffn, &n.post_ffn, &n.post_pl})
       s.push_back({*v, {D}, WeightKind::Vector, false});
     s.push_back({n.out_scale, {D}, WeightKind::Vector, false});
     s.push_back({n.corr, {S, S}, WeightKind::FloatMatrix, false});
     s.push_back({n.pred, {S * S, S}, WeightKind::FloatMatrix, false});
     s.push_back({n.router, {S, D}, WeightKind::FloatMatrix, false});
     s.push_back({n.router_norm, {D}, WeightKind::Vector, false});
-    s.push_back({n.laurel_left, {R, D}, WeightKind::Matrix, false});
-    s.push_back({n.laurel_right, {D, R}, WeightKind::Matrix, false});
+    s.push_back({n.ll, {R, D}, WeightKind::Matrix, false});
+    s.push_back({n.lr, {D, R}, WeightKind::Matrix, false});
     s.push_back({n.laurel_norm, {D}, WeightKind::Vector, false});
     s.push_back({n.pl_gate, {P, D}, WeightKind::Matrix, false});
     s.push_back({n.pl_proj, {D, P}, WeightKind::Matrix, false});

@@ -489,6 +489,7 @@ struct CudaModel::Impl {
 
   // y = (GELU(topk(x W_gate^T)) * (x W_up^T)) W_down^T
   void mlp(int l, const LayerW& w, int T, int F, const Rec& rec) {
+    const float topk_mult = cfg_.topk_multiplier(l);
     linear("gemv gate+up", {{w.gate, xn_.get(), qxn_.q, graw_.get()}, {w.up, xn_.get(), qxn_.q, up_.get()}}, T);
     QAct qa = qact_.q;  // sized for the widest layer; this layer's rows are F long
     if (npu_) {
@@ -497,8 +498,8 @@ struct CudaModel::Impl {
     }
     with_ops([&](auto ops) {
       launch("mlp_act_kernel", mlp_act_kernel<decltype(ops)>, dim3(ceil_div(F, kRowThreads), T), kRowThreads,
-             w.topk_mult > 0 ? size_t(F) * 4 : 0, s_, ops, graw_.get(), up_.get(), g_.get(), act_.get(), qa, F,
-             w.topk_mult);
+             topk_mult > 0 ? size_t(F) * 4 : 0, s_, ops, graw_.get(), up_.get(), g_.get(), act_.get(), qa, F,
+             topk_mult);
     });
     rec(Op::MlpGate, l, {T, F}, g_.get());
     rec(Op::MlpUp, l, {T, F}, up_.get());

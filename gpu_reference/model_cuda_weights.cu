@@ -32,40 +32,13 @@ CudaWeights::CudaWeights(const WeightSource& w, bool npu) {
   };
   freq_local = floats(table(cfg.rope_local));
   freq_global = floats(table(cfg.rope_global));
+  auto mat = [&](const std::string& name) { return matrix(w, name); };
+  auto vec = [&](const std::string& name) { return floats(w.vec(name)); };
   for (int l = 0; l < cfg.layers; ++l) {
-    LayerW lw;
-    const LayerWeightNames n = layer_weight_names(l);
-    auto vec = [&](const std::string& name) { return floats(w.vec(name)); };
-    lw.q = matrix(w, n.q);
-    lw.o = matrix(w, n.o);
-    if (cfg.owns_kv(l)) {
-      lw.k = matrix(w, n.k);
-      lw.v = matrix(w, n.v);
-      lw.k_norm = vec(n.k_norm);
-    }
-    lw.q_norm = vec(n.q_norm);
-    lw.gate = matrix(w, n.gate);
-    lw.up = matrix(w, n.up);
-    lw.down = matrix(w, n.down);
-    lw.ll = matrix(w, n.laurel_left);
-    lw.lr = matrix(w, n.laurel_right);
-    lw.pl_gate = matrix(w, n.pl_gate);
-    lw.pl_proj = matrix(w, n.pl_proj);
-    lw.router = matrix(w, n.router);
-    lw.pred = matrix(w, n.pred);
-    lw.corr = matrix(w, n.corr);
+    const LayerW lw = load_layer<DevMatrix, const float*>(cfg, l, mat, vec);
     if (npu)
       for (const DevMatrix* m : {&lw.router, &lw.pred, &lw.corr})
         require(m->dtype == int(WDType::F32), "cuda: AltUp coefficient matrices must be float32 in NPU numerics");
-    lw.in_norm = vec(n.input_norm);
-    lw.post_attn = vec(n.post_attn_norm);
-    lw.pre_ffn = vec(n.pre_ffn_norm);
-    lw.post_ffn = vec(n.post_ffn_norm);
-    lw.post_pl = vec(n.post_pl_norm);
-    lw.laurel_norm = vec(n.laurel_norm);
-    lw.router_norm = vec(n.router_norm);
-    lw.out_scale = vec(n.out_scale);
-    lw.topk_mult = cfg.topk_multiplier(l);
     layers.push_back(lw);
   }
 }

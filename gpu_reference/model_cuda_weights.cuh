@@ -9,20 +9,15 @@
 #include <vector>
 
 #include "golden/numerics/formats_config.h"
+#include "golden/weight_names.h"
 #include "golden/weights.h"
 #include "gpu_reference/cuda_util.cuh"
 #include "gpu_reference/dev_types.cuh"
 
 namespace n3::gpu {
 
-// Every weight of one decoder layer on the GPU; k, v and k_norm only on
-// cache-owning layers. topk_mult: ModelConfig::topk_multiplier (0: dense).
-struct LayerW {
-  DevMatrix q, k, v, o, gate, up, down, ll, lr, pl_gate, pl_proj, router, pred, corr;
-  const float *q_norm = nullptr, *k_norm = nullptr, *in_norm, *post_attn, *pre_ffn, *post_ffn, *post_pl, *laurel_norm,
-              *router_norm, *out_scale;
-  float topk_mult = 0;
-};
+// Every weight of one decoder layer on the GPU (k, v, k_norm: null on KV-shared layers).
+using LayerW = LayerTensors<DevMatrix, const float*>;
 
 // The model's weights in GPU memory. npu: NPU numerics (the RoPE tables are
 // the NPU's constants, npu_ops.h; the AltUp coefficient matrices must be

@@ -22,7 +22,7 @@ TEST(WeightNames, SpellHfNames) {
   const LayerWeightNames n = layer_weight_names(3);
   EXPECT_EQ(n.q, "layers.3.self_attn.q_proj.weight");
   EXPECT_EQ(n.out_scale, "layers.3.altup.correct_output_scale");
-  EXPECT_EQ(n.post_pl_norm, "layers.3.post_per_layer_input_norm.weight");
+  EXPECT_EQ(n.post_pl, "layers.3.post_per_layer_input_norm.weight");
   const ModelWeightNames& g = model_weight_names();
   EXPECT_EQ(g.embed, "embed_tokens.weight");
   EXPECT_EQ(g.final_norm, "norm.weight");
@@ -42,9 +42,9 @@ TEST(WeightNames, SpecsListEveryNameOfTheTableOnce) {
   std::multiset<std::string> unused;
   for (int l = 0; l < c.layers; ++l) {
     const LayerWeightNames n = layer_weight_names(l);
-    want.insert({n.q, n.o, n.q_norm, n.gate, n.up, n.down, n.input_norm, n.post_attn_norm, n.pre_ffn_norm,
-                 n.post_ffn_norm, n.post_pl_norm, n.out_scale, n.corr, n.pred, n.router, n.router_norm,
-                 n.laurel_left, n.laurel_right, n.laurel_norm, n.pl_gate, n.pl_proj});
+    want.insert({n.q, n.o, n.q_norm, n.gate, n.up, n.down, n.in_norm, n.post_attn, n.pre_ffn,
+                 n.post_ffn, n.post_pl, n.out_scale, n.corr, n.pred, n.router, n.router_norm,
+                 n.ll, n.lr, n.laurel_norm, n.pl_gate, n.pl_proj});
     (c.owns_kv(l) ? want : unused).insert({n.k, n.v, n.k_norm});
   }
   std::multiset<std::string> got, got_unused;
