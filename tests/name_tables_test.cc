@@ -54,6 +54,25 @@ TEST(WeightNames, SpecsListEveryNameOfTheTableOnce) {
   EXPECT_EQ(got_unused, unused);
 }
 
+// load_layer asks for every layer tensor of weight_specs once, a matrix as a
+// matrix and a vector as a vector, and for no other.
+TEST(WeightNames, LoadLayerLoadsEachLayerTensorOnceByItsKind) {
+  const ModelConfig c = tiny();
+  std::multiset<std::string> matrices, vectors;
+  auto matrix = [&](const std::string& n) { return matrices.insert(n), 1; };
+  auto vec = [&](const std::string& n) { return vectors.insert(n), 2; };
+  for (int l = 0; l < c.layers; ++l) {
+    const LayerTensors<int, int> t = load_layer<int, int>(c, l, matrix, vec);
+    EXPECT_EQ(t.k, c.owns_kv(l) ? 1 : 0) << l;  // untouched on KV-shared layers
+    EXPECT_EQ(t.k_norm, c.owns_kv(l) ? 2 : 0) << l;
+  }
+  std::multiset<std::string> want_m, want_v;
+  for (const WeightSpec& s : weight_specs(c))
+    if (s.name.rfind("layers.", 0) == 0) (s.kind == WeightKind::Vector ? want_v : want_m).insert(s.name);
+  EXPECT_EQ(matrices, want_m);
+  EXPECT_EQ(vectors, want_v);
+}
+
 TEST(DumpNames, ParseInvertsTensorName) {
   for (int i = 0; i < int(Op::kCount); ++i) {
     const Op op = Op(i);
