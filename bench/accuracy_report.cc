@@ -57,7 +57,7 @@ const Variant kVariants[] = {
 std::vector<double> compare(const DumpCollector& d, const std::vector<Tensor>& ref_layers, const Tensor& ref_logits) {
   std::vector<double> out;
   for (size_t l = 0; l < ref_layers.size(); ++l) {
-    const Tensor& a = *d.find("layers." + std::to_string(l));
+    const Tensor& a = *d.find(tensor_name(Op::LayerOut, l, false));
     const int64_t S = a.shape[0], n = a.size() / S;
     double w = 1;
     for (int64_t s = 0; s < S; ++s) w = std::min(w, cosine(a.ptr() + s * n, ref_layers[l].ptr() + s * n, n));
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
       w = open_weights(path);
       for (int t = 0; t < T; ++t) ids.push_back(int32_t((t * 7919 + 13) % c.vocab));
       DumpCollector ref = run(w, make_reference_kernels(), ids);
-      for (int l = 0; l < c.layers; ++l) ref_layers.push_back(*ref.find("layers." + std::to_string(l)));
+      for (int l = 0; l < c.layers; ++l) ref_layers.push_back(*ref.find(tensor_name(Op::LayerOut, l, false)));
       ref_logits = *ref.find("logits");
       what = c.name + " synthetic (seed 1), " + std::to_string(T) + "-token prefill, vs n3 reference numerics";
     } else {

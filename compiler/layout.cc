@@ -41,13 +41,13 @@ Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits
     p.rows = s.shape.size() >= 2 ? s.shape[0] : 1;
     p.cols = s.shape.size() >= 2 ? s.shape[1] : (s.shape.empty() ? 1 : s.shape[0]);
     p.int4 = s.kind == WeightKind::Matrix;
-    if (s.name == "per_layer_model_projection.weight") p.blocks = cfg.layers;
+    if (s.name == model_weight_names().per_layer_model_projection) p.blocks = cfg.layers;
     lay.tensors[s.name] = place(p);
   }
   // RoPE inverse-frequency rows, one per theta (constants the host would otherwise compute).
   for (double theta : {cfg.rope_local, cfg.rope_global}) {
     Placed p;
-    p.name = "rope_inv_freq." + std::to_string(theta);
+    p.name = rope_table_name(theta);
     p.rows = 1;
     p.cols = cfg.head_dim / 2;
     lay.consts[p.name] = place(p);
@@ -111,7 +111,7 @@ void write_weights(const Layout& lay, const WeightSource& w, const ModelConfig& 
     }
   }
   for (const auto& [name, p] : lay.consts) {
-    const double theta = name == "rope_inv_freq." + std::to_string(cfg.rope_local) ? cfg.rope_local : cfg.rope_global;
+    const double theta = name == rope_table_name(cfg.rope_local) ? cfg.rope_local : cfg.rope_global;
     const std::vector<float> f = num::rope_inv_freq(theta, cfg.head_dim);
     put(p.base, f.data(), f.size() * 4);
   }

@@ -6,7 +6,8 @@
 
 #include "compiler/emit.h"
 #include "base/error.h"
-#include "golden/kernels.h"
+#include "golden/dump_ops.h"
+#include "golden/weight_names.h"
 #include "isa/asm.h"
 #include "isa/verify.h"
 
@@ -14,7 +15,6 @@ namespace n3::comp {
 
 namespace {
 
-std::string L(int l) { return "layers." + std::to_string(l) + "."; }
 std::string num(int64_t v) { return std::to_string(v); }
 // The same contiguous bytes seen as [rows, cols].
 Buf reshape(const Buf& b, int64_t rows, int64_t cols) { return view(b, rows, cols, 0, cols * dtype_bytes(b.dtype)); }
@@ -186,9 +186,12 @@ class Lowering {
     e_.op(Emitter::DMA, "memcpy dst=" + e_.d(dst, dx) + " src=" + e_.d(src, sx));
   }
   void zero(const Buf& dst) { e_.op(Emitter::DMA, "memset dst=" + e_.d(dst) + " k=" + e_.kf(0.0f)); }
-  // Every materialised tensor is named in the symbol table (the simulator
-  // captures the always-present ones unless asked for all: SimOptions).
-  void cap(const std::string& name, const Buf& b) { e_.capture(name, e_.d(b)); }
+  // Every materialised tensor is named in the symbol table with its dump name
+  // (golden/dump_ops.h; layer -1 outside the layers); the simulator captures
+  // the always-present ones unless asked for all (SimOptions).
+  void cap(Op op, int layer, const Buf& b, const std::string& extra = "") {
+    e_.capture(tensor_name(op, layer, false), e_.d(b, extra));
+  }
   void li(int rd, int64_t v) {
     require(v >= INT32_MIN && v <= INT32_MAX, "compiler: immediate out of range");
     e_.ctl("alui.add rd=r" + num(rd) + " rs1=r0 imm=" + num(v));
@@ -230,7 +233,8 @@ void Lowering::embed_and_inputs() {
   e_.ctl("ldst.lw space=ddr rd=r1 rs1=r8 imm=0");
   e_.ctl("ldst.lw space=ddr rd=r12 rs1=r8 imm=4");
   li(4, T_);
-  const Buf E = w("embed_tokens.weight"), Epl = w("embed_tokens_per_layer.weight");
+  const ModelWeightNames& wn = model_weight_names();
+  const Buf E = w(wn.embed), Epl = w(wn.embed_per_layer);
   const int64_t ids_off = 16 + 4 * int64_t(lay_.max_chunk);
   for (int t = 0; t < T_; ++t) {
     li(9, t);
@@ -242,22 +246,23 @@ void Lowering::embed_and_inputs() {
     copy(view(b_.plf, cfg_.layers, cfg_.pl_dim), view(Epl, 1, LP), "row_reg=r11", "row_reg=r7");
   }
   cvok("scale", b_.x0, b_.x0f, std::sqrt(float(D)));
-  cap("embed", b_.x0);
+  cap(Op::Embed, -1, b_.x0);
   // pli = (RMSNorm((x0 W^T) D^-0.5) + E_pl[id] sqrt(P)) / sqrt(2)
-  const Buf wp = w("per_layer_model_projection.weight");
+  const Buf wp = w(wn.per_layer_model_projection);
+  const Placed& wpp = lay_.at(wn.per_layer_model_projection);
   const int64_t P = cfg_.pl_dim;
   for (int l = 0; l < cfg_.layers; ++l) {  // one block of W per layer: aligned views for any P
-    Buf wl = view(wp, P, wp.cols, uint64_t(l) * lay_.at("per_layer_model_projection.weight").block_stride);
-    wl.scale_base = wp.scale_base + uint64_t(l) * lay_.at("per_layer_model_projection.weight").scale_block_stride;
+    Buf wl = view(wp, P, wp.cols, uint64_t(l) * wpp.block_stride);
+    wl.scale_base = wp.scale_base + uint64_t(l) * wpp.scale_block_stride;
     mv(pli_layer(l), b_.x0, wl);
   }
   const Buf rows = pl_rows(b_.pli), frows = pl_rows(b_.plf);
   cvok("scale", rows, rows, 1.0f / std::sqrt(float(D)));
-  rmsnorm_w(rows, "per_layer_projection_norm.weight");
+  rmsnorm_w(rows, wn.per_layer_projection_norm);
   cvok("scale", frows, frows, std::sqrt(float(cfg_.pl_dim)));
   cvo2("add", frows, rows, frows);
   cvok("scale", rows, frows, 1.0f / std::sqrt(2.0f));
-  cap("per_layer_inputs", rows);
+  cap(Op::PerLayerInputs, -1, rows);
   // RoPE angle tables from the run-time positions: one per theta.
   Buf pos;
   pos.space = "ddr";
@@ -267,40 +272,40 @@ void Lowering::embed_and_inputs() {
   pos.cols = 1;
   pos.stride = 4;
   copy(b_.posf, pos);
-  const Buf invl = w("rope_inv_freq." + std::to_string(cfg_.rope_local));
-  const Buf invg = w("rope_inv_freq." + std::to_string(cfg_.rope_global));
+  const Buf invl = w(rope_table_name(cfg_.rope_local)), invg = w(rope_table_name(cfg_.rope_global));
   cvo2("mul", b_.ang_local, b_.posf, invl);
   cvo2("mul", b_.ang_global, b_.posf, invg);
   // AltUp: h0 = x0, h_k = (x0 W_k^T) rescaled to rms(x0).
   copy(stream(b_.H, 0), b_.x0);
   cvo1("rms", b_.rms, b_.x0);
   for (int s = 1; s < cfg_.altup_streams; ++s) {  // in the activation format, then into the stream
-    mv(b_.x, b_.x0, w("altup_projections." + num(s - 1) + ".weight"));
+    mv(b_.x, b_.x0, w(wn.altup_projection(s)));
     e_.op(Emitter::SFU, "cvo.magmatch dst=" + e_.d(b_.x) + " a=" + e_.d(b_.x) + " b=" + e_.d(b_.rms) +
                             " k=" + e_.kf(1e-5f));
     copy(stream(b_.H, s), b_.x);
   }
-  cap("altup_in", b_.H);
+  cap(Op::AltupIn, -1, b_.H);
 }
 
 // m = tanh((RMSNorm(x, w_rn) / D) W_router^T)
 void Lowering::router(int l, const Buf& x, const Buf& m) {
-  const Buf rw = w(L(l) + "altup.router_norm.weight");
+  const LayerWeightNames n = layer_weight_names(l);
+  const Buf rw = w(n.router_norm);
   rmsnorm(b_.rn, x, &rw);
   cvok("scale", b_.rn, b_.rn, 1.0f / float(cfg_.hidden));
-  mv(m, b_.rn, w(L(l) + "altup.modality_router.weight"));
+  mv(m, b_.rn, w(n.router));
   cvo1("tanh", m, m);
 }
 
 void Lowering::attention(int l) {
   const int64_t H = cfg_.q_heads, KVH = cfg_.kv_heads, hd = cfg_.head_dim, KVD = cfg_.kv_dim();
-  const std::string p = L(l);
+  const LayerWeightNames n = layer_weight_names(l);
   const Buf& ang = cfg_.is_global(l) ? b_.ang_global : b_.ang_local;
-  mv(b_.q, b_.an, w(p + "self_attn.q_proj.weight"));
+  mv(b_.q, b_.an, w(n.q));
   const Buf qh = reshape(b_.q, T_ * H, hd);
-  rmsnorm_w(qh, p + "self_attn.q_norm.weight");
+  rmsnorm_w(qh, n.q_norm);
   cvo2("rope", qh, qh, ang);
-  cap(p + "attn.q", b_.q);
+  cap(Op::AttnQ, l, b_.q);
   const std::string kvd = num::kv_fmt_name(f_.kv);
   const std::string row0 = cfg_.is_global(l) ? "r12" : "r1";  // first row of the chunk in this layer's ring
   auto ring_buf = [&](int src, bool v) {
@@ -321,18 +326,18 @@ void Lowering::attention(int l) {
     return b;
   };
   if (cfg_.owns_kv(l)) {
-    mv(b_.k, b_.an, w(p + "self_attn.k_proj.weight"));
+    mv(b_.k, b_.an, w(n.k));
     const Buf kh = reshape(b_.k, T_ * KVH, hd);
-    rmsnorm_w(kh, p + "self_attn.k_norm.weight");
+    rmsnorm_w(kh, n.k_norm);
     cvo2("rope", kh, kh, ang);
-    mv(b_.v, b_.an, w(p + "self_attn.v_proj.weight"));
+    mv(b_.v, b_.an, w(n.v));
     const Buf vh = reshape(b_.v, T_ * KVH, hd);
     rmsnorm(vh, vh, nullptr);
     // KV write: ring rows row0 .. row0 + T - 1 (modulo the ring), converted to the cache format.
     copy(ring_buf(l, false), b_.k, "row_reg=" + row0 + " dyn_reg=r4 ring=1");
     copy(ring_buf(l, true), b_.v, "row_reg=" + row0 + " dyn_reg=r4 ring=1");
-    e_.capture(p + "attn.k", e_.d(ring_buf(l, false), "row_reg=" + row0 + " dyn_reg=r4 ring=1"));
-    e_.capture(p + "attn.v", e_.d(ring_buf(l, true), "row_reg=" + row0 + " dyn_reg=r4 ring=1"));
+    cap(Op::AttnK, l, ring_buf(l, false), "row_reg=" + row0 + " dyn_reg=r4 ring=1");
+    cap(Op::AttnV, l, ring_buf(l, true), "row_reg=" + row0 + " dyn_reg=r4 ring=1");
   }
   const int src = cfg_.kv_source(l);
   require(cfg_.is_global(src) == cfg_.is_global(l), "compiler: layer " + num(l) + " reads the KV ring of layer " +
@@ -358,68 +363,68 @@ void Lowering::attention(int l) {
     e_.op(Emitter::SFU, "cvo.softmax dst=" + s + " a=" + s);
     e_.op(Emitter::GEMV, "gemv.pv dst=" + ct + " src=" + s + " w=" + vw);
   }
-  cap(p + "attn.ctx", b_.ctx);
-  mv(b_.attn, b_.ctx, w(p + "self_attn.o_proj.weight"));
-  cap(p + "attn.out", b_.attn);
+  cap(Op::AttnCtx, l, b_.ctx);
+  mv(b_.attn, b_.ctx, w(n.o));
+  cap(Op::AttnOut, l, b_.attn);
 }
 
 void Lowering::layer(int l) {
   const int64_t S = cfg_.altup_streams, D = cfg_.hidden;
-  const std::string p = L(l);
+  const LayerWeightNames n = layer_weight_names(l);
   e_.comment("layer " + num(l) + (cfg_.is_global(l) ? " (global" : " (local") + std::string(cfg_.owns_kv(l) ? ", owns its KV ring)" : ", reads layer " + num(cfg_.kv_source(l)) + "'s ring)"));
   e_.comment("AltUp predict: router, coefficients, pred[p] = h[p] + sum_q c[S p + q] h[q]");
   router(l, stream(b_.H, 0), b_.m);
-  cap(p + "altup.router", b_.m);
-  const Buf pw = w(p + "altup.prediction_coefs.weight");
+  cap(Op::Router, l, b_.m);
+  const Buf pw = w(n.pred);
   for (int64_t i = 0; i < S * S; ++i) mv(b_.c[size_t(i)], b_.m, view(pw, 1, S, uint64_t(i) * pw.stride));
   for (int pp = 0; pp < S; ++pp) {
     zero(b_.acc);
     for (int qq = 0; qq < S; ++qq) cvo2("mac", b_.acc, b_.c[size_t(pp * S + qq)], stream(b_.H, qq));
     cvo2("add", stream(b_.P, pp), stream(b_.H, pp), b_.acc);
   }
-  cap(p + "altup.pred", b_.P);
+  cap(Op::Pred, l, b_.P);
   const Buf a = stream(b_.P, 0);
   e_.comment("input norm, LAuReL");
-  const Buf inw = w(p + "input_layernorm.weight");
+  const Buf inw = w(n.in_norm);
   rmsnorm(b_.an, a, &inw);
-  cap(p + "input_norm", b_.an);
+  cap(Op::InputNorm, l, b_.an);
   // LAuReL
-  mv(b_.mid, b_.an, w(p + "laurel.linear_left.weight"));
-  mv(b_.lo, b_.mid, w(p + "laurel.linear_right.weight"));
-  rmsnorm_w(b_.lo, p + "laurel.post_laurel_norm.weight");
+  mv(b_.mid, b_.an, w(n.ll));
+  mv(b_.lo, b_.mid, w(n.lr));
+  rmsnorm_w(b_.lo, n.laurel_norm);
   cvo2("add", b_.lo, b_.lo, b_.an);
-  cap(p + "laurel", b_.lo);
+  cap(Op::Laurel, l, b_.lo);
   e_.comment("attention: Q/K/V, norms, RoPE, KV ring write, per-token windowed QK / softmax / PV, o_proj");
   attention(l);
   e_.comment("post-attention norm, residual, LAuReL mix");
-  rmsnorm_w(b_.attn, p + "post_attention_layernorm.weight");
+  rmsnorm_w(b_.attn, n.post_attn);
   cvo2("add", b_.ag, b_.attn, a);
-  cap(p + "attn_gated", b_.ag);
+  cap(Op::AttnGated, l, b_.ag);
   cvo2("add", b_.tmpf, b_.ag, b_.lo);
   cvok("scale", b_.al, b_.tmpf, 1.0f / std::sqrt(2.0f));
-  cap(p + "attn_laurel", b_.al);
+  cap(Op::AttnLaurel, l, b_.al);
   e_.comment("FFN");
   const int64_t F = cfg_.ffn[size_t(l)];
   const Buf g = view(b_.g, T_, F, 0, F * dtype_bytes(b_.g.dtype)), u = view(b_.u, T_, F, 0, F * dtype_bytes(b_.u.dtype));
-  const Buf pre = w(p + "pre_feedforward_layernorm.weight");
+  const Buf pre = w(n.pre_ffn);
   rmsnorm(b_.xn, b_.al, &pre);
-  mv(g, b_.xn, w(p + "mlp.gate_proj.weight"));
-  if (cfg_.sparsity[size_t(l)] > 0) cvok("gtopk", g, g, float(normal_icdf(cfg_.sparsity[size_t(l)])));
-  cap(p + "mlp.gate", g);
-  mv(u, b_.xn, w(p + "mlp.up_proj.weight"));
-  cap(p + "mlp.up", u);
+  mv(g, b_.xn, w(n.gate));
+  if (const float topk = cfg_.topk_multiplier(l); topk > 0) cvok("gtopk", g, g, topk);
+  cap(Op::MlpGate, l, g);
+  mv(u, b_.xn, w(n.up));
+  cap(Op::MlpUp, l, u);
   cvo1("gelu", g, g);
   cvo2("mul", g, g, u);
-  cap(p + "mlp.act", g);
-  mv(b_.y, g, w(p + "mlp.down_proj.weight"));
-  cap(p + "mlp.down", b_.y);
-  rmsnorm_w(b_.y, p + "post_feedforward_layernorm.weight");
+  cap(Op::MlpAct, l, g);
+  mv(b_.y, g, w(n.down));
+  cap(Op::MlpDown, l, b_.y);
+  rmsnorm_w(b_.y, n.post_ffn);
   cvo2("add", b_.o, b_.y, b_.al);
-  cap(p + "ffn_out", b_.o);
+  cap(Op::FfnOut, l, b_.o);
   e_.comment("AltUp correct: corr[p] = pred[p] + (m2 W_corr^T + 1)[p] (o - pred[0])");
   router(l, b_.o, b_.m);
-  cap(p + "altup.corr_router", b_.m);
-  const Buf cw = w(p + "altup.correction_coefs.weight");
+  cap(Op::CorrRouter, l, b_.m);
+  const Buf cw = w(n.corr);
   for (int pp = 0; pp < S; ++pp) {
     mv(b_.cc[size_t(pp)], b_.m, view(cw, 1, S, uint64_t(pp) * cw.stride));
     cvok("addk", b_.cc[size_t(pp)], b_.cc[size_t(pp)], 1.0f);
@@ -429,19 +434,19 @@ void Lowering::layer(int l) {
     cvo2("mul", b_.tmpf, b_.diff, b_.cc[size_t(pp)]);
     cvo2("add", stream(b_.H, pp), stream(b_.P, pp), b_.tmpf);
   }
-  cap(p + "altup.corr", b_.H);
+  cap(Op::Corr, l, b_.H);
   e_.comment("per-layer input mix");
-  if (cfg_.altup_correct_scale) cvo2("mul", b_.gin, stream(b_.H, 0), w(p + "altup.correct_output_scale"));
+  if (cfg_.altup_correct_scale) cvo2("mul", b_.gin, stream(b_.H, 0), w(n.out_scale));
   else copy(b_.gin, stream(b_.H, 0));  // the gate's input is an activation, not a stream
-  mv(b_.f, b_.gin, w(p + "per_layer_input_gate.weight"));
+  mv(b_.f, b_.gin, w(n.pl_gate));
   cvo1("gelu", b_.f, b_.f);
   cvo2("mul", b_.f, b_.f, pli_layer(l));
-  cap(p + "per_layer.gate", b_.f);
-  mv(b_.add, b_.f, w(p + "per_layer_projection.weight"));
-  rmsnorm_w(b_.add, p + "post_per_layer_input_norm.weight");
-  cap(p + "per_layer.out", b_.add);
+  cap(Op::PleGate, l, b_.f);
+  mv(b_.add, b_.f, w(n.pl_proj));
+  rmsnorm_w(b_.add, n.post_pl);
+  cap(Op::PleOut, l, b_.add);
   for (int s = 1; s < S; ++s) cvo2("add", stream(b_.H, s), stream(b_.H, s), b_.add);
-  cap("layers." + num(l), b_.H);
+  cap(Op::LayerOut, l, b_.H);
   (void)D;
 }
 
@@ -450,17 +455,17 @@ void Lowering::final_logits() {
   cvo1("rms", b_.rms, stream(b_.H, 0));
   copy(stream(b_.P, 0), stream(b_.H, 0));
   for (int s = 1; s < S; ++s) {  // in the activation format, then into the stream buffer
-    mv(b_.x, stream(b_.H, s), w("altup_unembed_projections." + num(s - 1) + ".weight"));
+    mv(b_.x, stream(b_.H, s), w(model_weight_names().altup_unembed_projection(s)));
     e_.op(Emitter::SFU, "cvo.magmatch dst=" + e_.d(b_.x) + " a=" + e_.d(b_.x) + " b=" + e_.d(b_.rms) +
                             " k=" + e_.kf(1e-5f));
     copy(stream(b_.P, s), b_.x);
   }
-  cap("altup_out", b_.P);
+  cap(Op::Unembed, -1, b_.P);
   zero(b_.acc);
   for (int s = 0; s < S; ++s) cvo2("add", b_.acc, b_.acc, stream(b_.P, s));
   cvok("scale", b_.x, b_.acc, 1.0f / float(S));  // S = 4: x * 0.25 == x / 4 exactly
-  rmsnorm_w(b_.x, "norm.weight");
-  cap("final_norm", b_.x);
+  rmsnorm_w(b_.x, model_weight_names().final_norm);
+  cap(Op::FinalNorm, -1, b_.x);
   Buf lg;
   lg.space = "ddr";
   lg.dtype = num::fmt_name(f_.logits);
@@ -469,9 +474,9 @@ void Lowering::final_logits() {
   lg.cols = cfg_.vocab;
   lg.stride = cfg_.vocab * dtype_bytes(lg.dtype);
   lg.name = "logits";
-  mv(lg, b_.x, w("embed_tokens.weight"));
+  mv(lg, b_.x, w(model_weight_names().embed));
   if (cfg_.softcap > 0) cvok("softcap", lg, lg, float(cfg_.softcap));
-  cap("logits", lg);
+  cap(Op::Logits, -1, lg);
 }
 
 Compiled Lowering::run() {

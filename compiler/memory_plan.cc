@@ -18,4 +18,6 @@ const Resident* Layout::resident_of(const std::string& name) const {
   return nullptr;
 }
 
+std::string rope_table_name(double theta) { return "rope_inv_freq." + std::to_string(theta); }
+
 }  // namespace n3::comp

@@ -73,4 +73,7 @@ struct Layout {
   const Resident* resident_of(const std::string& name) const;
 };
 
+// The name of the RoPE inverse-frequency constant for one theta (Layout::consts).
+std::string rope_table_name(double theta);
+
 }  // namespace n3::comp

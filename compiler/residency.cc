@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "golden/weight_names.h"
 #include "isa/asm.h"
 
 namespace n3::comp {
@@ -14,7 +15,8 @@ uint64_t align16(uint64_t x) { return (x + 15) & ~uint64_t(15); }
 // Embedding tables are gathered row by row and, as the LM head, are larger
 // than any L2: never candidates.
 bool candidate(const std::string& name) {
-  return name != "embed_tokens.weight" && name != "embed_tokens_per_layer.weight";
+  const ModelWeightNames& n = model_weight_names();
+  return name != n.embed && name != n.embed_per_layer;
 }
 
 }  // namespace

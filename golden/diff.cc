@@ -144,7 +144,9 @@ Dump open_dump(const std::string& dir, const char* role) {
   return d;
 }
 
-bool always_present(const ManifestEntry& e) { return e.op == "logits" || e.op == "layer_out"; }
+bool always_present(const ManifestEntry& e) {
+  return e.op == manifest_op(Op::Logits) || e.op == manifest_op(Op::LayerOut);
+}
 
 // The reference defines which tensors every candidate must hold, so it must
 // itself be a whole dump: prefill logits and layers 0..L-1, and, when it has
@@ -156,7 +158,7 @@ void check_reference_complete(const Dump& r) {
   for (const ManifestEntry& e : r.m.tensors) {
     if (!always_present(e)) continue;
     const bool decode = e.phase == "decode";
-    const bool is_logits = e.op == "logits";
+    const bool is_logits = e.op == manifest_op(Op::Logits);
     if (!is_logits)
       require(e.layer >= 0, p + ": tensor " + e.name + " has op layer_out but no layer");
     const std::string want = is_logits ? tensor_name(Op::Logits, -1, decode)

@@ -78,7 +78,7 @@ void DumpCollector::write(const std::string& dir) const {
     j["native_dtype"] = e.native_dtype;
     j["phase"] = e.phase == Phase::Decode ? "decode" : "prefill";
     j["layer"] = op_def(e.op).scope == OpScope::Layer ? e.layer : -1;
-    j["op"] = *op_def(e.op).name ? op_def(e.op).name : "layer_out";
+    j["op"] = manifest_op(e.op);
     m["tensors"].push_back(j);
   }
   write_file_atomic(dir + "/manifest.json", m.dump(1) + "\n");

@@ -2,6 +2,7 @@
 // in which golden/model.cc computes them). Every backend names its tensors from this table, so
 // n3 diff can match them. docs/dumps.md documents each entry.
 #pragma once
+#include <optional>
 #include <string>
 
 namespace n3 {
@@ -55,7 +56,20 @@ enum class Op {
 
 const OpDef& op_def(Op op);
 // Tensor name as dumped: "layers.3.attn.q", "layers.3", "logits"; decode-phase
-// tensors carry the prefix "decode_".
+// tensors carry the prefix "decode_". The compiler names its captures with it.
 std::string tensor_name(Op op, int layer, bool decode);
+
+// The op as a manifest's "op" field names it: OpDef::name, or "layer_out"
+// for the layer output (whose OpDef::name is empty).
+const char* manifest_op(Op op);
+
+// What a tensor name names: its inverse, for the names tensor_name makes
+// (layer -1 outside the layers); nothing for any other name.
+struct TensorId {
+  Op op;
+  int layer;
+  bool decode;
+};
+std::optional<TensorId> parse_tensor_name(const std::string& name);
 
 }  // namespace n3

@@ -71,8 +71,4 @@ struct Formats;
 }
 std::unique_ptr<Kernels> make_npu_kernels(const num::Formats& f);
 
-// Inverse standard normal CDF in float64 (torch.distributions.Normal.icdf), so
-// the Gaussian top-k multiplier for sparsity 0.95 is 1.6448536 as in HF.
-double normal_icdf(double p);
-
 }  // namespace n3

@@ -130,18 +130,4 @@ void KvStore::trim(int64_t sinks, int64_t recent, int64_t kv_dim) {
 
 std::unique_ptr<Kernels> make_reference_kernels() { return std::make_unique<ReferenceKernels>(); }
 
-double normal_icdf(double p) {
-  // Newton on Phi(x) - p from a rational first guess; converges to double
-  // precision in a few steps for p in (0, 1).
-  double x = std::sqrt(2.0) * (p < 0.5 ? -1 : 1) * std::sqrt(-std::log(4 * p * (1 - p)) * 0.9);
-  for (int it = 0; it < 60; ++it) {
-    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
-    const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
-    const double step = (cdf - p) / pdf;
-    x -= step;
-    if (std::fabs(step) < 1e-15) break;
-  }
-  return x;
-}
-
 }  // namespace n3

@@ -5,20 +5,14 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "golden/weight_names.h"
 
 namespace n3 {
 
 // Every weight of one decoder layer, resolved once.
-struct GoldenModel::LayerW {
-  MatrixRef q, k, v, o, gate, up, down, ll, lr, pl_gate, pl_proj;
-  MatrixRef router, pred, corr;  // AltUp (float32)
-  std::vector<float> q_norm, k_norm, in_norm, post_attn, pre_ffn, post_ffn, post_pl, laurel_norm,
-      router_norm, out_scale;
-};
+struct GoldenModel::LayerW : LayerTensors<MatrixRef, std::vector<float>> {};
 
 namespace {
-
-std::string L(int l) { return "layers." + std::to_string(l) + "."; }
 
 // Packs S stream tensors [T, D] into one [S, T, D] buffer for a recorder.
 void record_streams(Recorder* rec, Phase ph, Op op, int layer, const std::vector<Tensor>& h) {
@@ -38,41 +32,13 @@ void record(Recorder* rec, Phase ph, Op op, int layer, const Shape& shape, const
 GoldenModel::GoldenModel(std::shared_ptr<const WeightSource> weights, std::unique_ptr<Kernels> kernels)
     : w_(std::move(weights)), k_(std::move(kernels)), cfg_(w_->config()) {
   const WeightSource& w = *w_;
-  plp_norm_ = w.vec("per_layer_projection_norm.weight");
-  final_norm_ = w.vec("norm.weight");
-  for (int l = 0; l < cfg_.layers; ++l) {
-    LayerW lw;
-    const std::string p = L(l);
-    lw.q = w.matrix(p + "self_attn.q_proj.weight");
-    lw.o = w.matrix(p + "self_attn.o_proj.weight");
-    if (cfg_.owns_kv(l)) {
-      lw.k = w.matrix(p + "self_attn.k_proj.weight");
-      lw.v = w.matrix(p + "self_attn.v_proj.weight");
-      lw.k_norm = w.vec(p + "self_attn.k_norm.weight");
-    }
-    lw.q_norm = w.vec(p + "self_attn.q_norm.weight");
-    lw.gate = w.matrix(p + "mlp.gate_proj.weight");
-    lw.up = w.matrix(p + "mlp.up_proj.weight");
-    lw.down = w.matrix(p + "mlp.down_proj.weight");
-    lw.ll = w.matrix(p + "laurel.linear_left.weight");
-    lw.lr = w.matrix(p + "laurel.linear_right.weight");
-    lw.pl_gate = w.matrix(p + "per_layer_input_gate.weight");
-    lw.pl_proj = w.matrix(p + "per_layer_projection.weight");
-    lw.router = w.matrix(p + "altup.modality_router.weight");
-    lw.pred = w.matrix(p + "altup.prediction_coefs.weight");
-    lw.corr = w.matrix(p + "altup.correction_coefs.weight");
-    lw.in_norm = w.vec(p + "input_layernorm.weight");
-    lw.post_attn = w.vec(p + "post_attention_layernorm.weight");
-    lw.pre_ffn = w.vec(p + "pre_feedforward_layernorm.weight");
-    lw.post_ffn = w.vec(p + "post_feedforward_layernorm.weight");
-    lw.post_pl = w.vec(p + "post_per_layer_input_norm.weight");
-    lw.laurel_norm = w.vec(p + "laurel.post_laurel_norm.weight");
-    lw.router_norm = w.vec(p + "altup.router_norm.weight");
-    lw.out_scale = w.vec(p + "altup.correct_output_scale");
-    layers_.push_back(std::move(lw));
-    // HF evaluates Normal(0,1).icdf(sparsity) in float32.
-    topk_mult_.push_back(cfg_.sparsity[l] > 0 ? float(normal_icdf(cfg_.sparsity[l])) : 0.0f);
-  }
+  const ModelWeightNames& g = model_weight_names();
+  plp_norm_ = w.vec(g.per_layer_projection_norm);
+  final_norm_ = w.vec(g.final_norm);
+  auto matrix = [&](const std::string& n) { return w.matrix(n); };
+  auto vec = [&](const std::string& n) { return w.vec(n); };
+  for (int l = 0; l < cfg_.layers; ++l)
+    layers_.push_back({load_layer<MatrixRef, std::vector<float>>(cfg_, l, matrix, vec)});
 }
 
 GoldenModel::~GoldenModel() = default;
@@ -96,7 +62,7 @@ Sequence GoldenModel::new_sequence() const {
 
 // x0 = E[id] * sqrt(D)
 void GoldenModel::embed(const std::vector<int32_t>& ids, Tensor& x0) const {
-  const MatrixRef E = w_->matrix("embed_tokens.weight");
+  const MatrixRef E = w_->matrix(model_weight_names().embed);
   const float scale = std::sqrt(float(cfg_.hidden));
   for (size_t t = 0; t < ids.size(); ++t) {
     dequant_row(E, ids[t], x0.row(t));
@@ -108,12 +74,12 @@ void GoldenModel::embed(const std::vector<int32_t>& ids, Tensor& x0) const {
 // pli = (RMSNorm((x0 W_plp^T) * D^-0.5, w_plpn) + E_pl[id] * sqrt(P)) / sqrt(2), [T, L, P]
 void GoldenModel::per_layer_inputs(const std::vector<int32_t>& ids, const Tensor& x0, Tensor& pli) const {
   const int64_t T = ids.size(), LP = int64_t(cfg_.layers) * cfg_.pl_dim;
-  k_->linear(w_->matrix("per_layer_model_projection.weight"), x0.ptr(), T, pli.ptr());
+  k_->linear(w_->matrix(model_weight_names().per_layer_model_projection), x0.ptr(), T, pli.ptr());
   const float proj_scale = 1.0f / std::sqrt(float(cfg_.hidden));
   for (float& v : pli.data) v *= proj_scale;
   k_->store(pli.ptr(), pli.size());
   k_->rmsnorm(pli.ptr(), plp_norm_.data(), T * cfg_.layers, cfg_.pl_dim, cfg_.rms_eps, pli.ptr());
-  const MatrixRef Epl = w_->matrix("embed_tokens_per_layer.weight");
+  const MatrixRef Epl = w_->matrix(model_weight_names().embed_per_layer);
   const float ple_scale = std::sqrt(float(cfg_.pl_dim)), mix = 1.0f / std::sqrt(2.0f);
   std::vector<float> ple(static_cast<size_t>(LP));
   for (int64_t t = 0; t < T; ++t) {
@@ -132,7 +98,7 @@ void GoldenModel::altup_project(const Tensor& x0, std::vector<Tensor>& h) const 
   k_->store_stream(h[0].ptr(), h[0].size());
   for (int s = 1; s < cfg_.altup_streams; ++s) {
     h[s] = Tensor({T, D});
-    k_->linear(w_->matrix("altup_projections." + std::to_string(s - 1) + ".weight"), x0.ptr(), T, h[s].ptr());
+    k_->linear(w_->matrix(model_weight_names().altup_projection(s)), x0.ptr(), T, h[s].ptr());
     for (int64_t t = 0; t < T; ++t) k_->match_magnitude(h[s].row(t), D, k_->rms(x0.row(t), D), 1e-5f);
     k_->store_stream(h[s].ptr(), h[s].size());
   }
@@ -234,8 +200,9 @@ void GoldenModel::mlp(int l, const LayerW& w, const Tensor& x, Phase ph, Recorde
   const int64_t T = x.shape[0], F = cfg_.ffn[l];
   Tensor g({T, F}), u({T, F});
   k_->linear(w.gate, x.ptr(), T, g.ptr());
-  if (topk_mult_[l] > 0)
-    for (int64_t t = 0; t < T; ++t) k_->gaussian_topk(g.row(t), F, topk_mult_[l]);
+  const float topk_mult = cfg_.topk_multiplier(l);
+  if (topk_mult > 0)
+    for (int64_t t = 0; t < T; ++t) k_->gaussian_topk(g.row(t), F, topk_mult);
   record(rec, ph, Op::MlpGate, l, g.shape, g.ptr());
   k_->linear(w.up, x.ptr(), T, u.ptr());
   record(rec, ph, Op::MlpUp, l, u.shape, u.ptr());
@@ -344,8 +311,7 @@ void GoldenModel::final_logits(std::vector<Tensor>& h, Phase ph, Recorder* rec, 
   const int64_t T = h[0].shape[0], D = cfg_.hidden, S = cfg_.altup_streams;
   for (int s = 1; s < S; ++s) {
     Tensor u({T, D});
-    k_->linear(w_->matrix("altup_unembed_projections." + std::to_string(s - 1) + ".weight"), h[s].ptr(), T,
-               u.ptr());
+    k_->linear(w_->matrix(model_weight_names().altup_unembed_projection(s)), h[s].ptr(), T, u.ptr());
     for (int64_t t = 0; t < T; ++t) k_->match_magnitude(u.row(t), D, k_->rms(h[0].row(t), D), 1e-5f);
     k_->store_stream(u.ptr(), u.size());  // held in the stream buffers, as the projections above
     h[s] = std::move(u);
@@ -362,7 +328,7 @@ void GoldenModel::final_logits(std::vector<Tensor>& h, Phase ph, Recorder* rec, 
   record(rec, ph, Op::FinalNorm, -1, x.shape, x.ptr());
   const int64_t rows = last_only ? 1 : T;
   logits = Tensor({rows, cfg_.vocab});
-  k_->lm_head(w_->matrix("embed_tokens.weight"), x.row(T - rows), rows, logits.ptr());
+  k_->lm_head(w_->matrix(model_weight_names().embed), x.row(T - rows), rows, logits.ptr());
   if (cfg_.softcap > 0) k_->softcap(logits.ptr(), logits.size(), float(cfg_.softcap));
   record(rec, ph, Op::Logits, -1, logits.shape, logits.ptr());
 }

@@ -70,7 +70,6 @@ class GoldenModel {
   ModelConfig cfg_;
   std::vector<LayerW> layers_;
   std::vector<float> plp_norm_, final_norm_;
-  std::vector<float> topk_mult_;  // per layer
 };
 
 }  // namespace n3

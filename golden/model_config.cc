@@ -20,6 +20,21 @@ int ModelConfig::kv_source(int l) const {
 
 namespace {
 
+// Inverse standard normal CDF in float64 (torch.distributions.Normal.icdf).
+double normal_icdf(double p) {
+  // Newton on Phi(x) - p from a rational first guess; converges to double
+  // precision in a few steps for p in (0, 1).
+  double x = std::sqrt(2.0) * (p < 0.5 ? -1 : 1) * std::sqrt(-std::log(4 * p * (1 - p)) * 0.9);
+  for (int it = 0; it < 60; ++it) {
+    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+    const double step = (cdf - p) / pdf;
+    x -= step;
+    if (std::fabs(step) < 1e-15) break;
+  }
+  return x;
+}
+
 // Keys n3's YAML accepts: HF's Gemma3nTextConfig names plus `name`.
 const std::set<std::string> kKnownKeys = {
     "name", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
@@ -63,6 +78,10 @@ double get_double(const YAML::Node& root, const std::string& key, const std::str
 }
 
 }  // namespace
+
+float ModelConfig::topk_multiplier(int l) const {
+  return sparsity[l] > 0 ? float(normal_icdf(sparsity[l])) : 0.0f;
+}
 
 ModelConfig parse_model_config(const std::string& text, const std::string& where, bool strict) {
   YAML::Node root;

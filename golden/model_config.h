@@ -43,6 +43,11 @@ struct ModelConfig {
   int q_dim() const { return q_heads * head_dim; }
   int kv_dim() const { return kv_heads * head_dim; }
   double rope_theta(int l) const { return is_global(l) ? rope_global : rope_local; }
+  // Layer l's Gaussian top-k multiplier (the MLP gate keeps values above
+  // mean + multiplier * std): Normal(0,1).icdf(sparsity) evaluated in float64
+  // and rounded to float32, as HF does (1.6448536 at sparsity 0.95); 0 for a
+  // dense layer. The golden model, the compiler and the CUDA path all use it.
+  float topk_multiplier(int l) const;
 
   // Throws n3::Error naming the first inconsistency.
   void validate(const std::string& where) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <vector>
 
 #include "golden/n3w_file.h"
@@ -62,19 +63,14 @@ void synth_int4(const N3wTensor& t, const WeightSpec& s, const CounterRng& tk, s
   }
 }
 
-bool ends_with(const std::string& s, const std::string& e) {
-  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
-}
-
 // AltUp coefficient matrices ~ N(0, 0.3^2); norm weights and scalars U(0.5, 1.5),
 // except q_norm/k_norm, scaled by head_dim^-1/4: Gemma 3n has no 1/sqrt(d)
 // attention scale, so with unit weights scores have std ~sqrt(d) (16 at d =
 // 256), attention is nearly one-hot and the random model becomes chaotic (any
 // rounding flips which key wins). With the scale, scores have std ~1 at every
 // head dim, as in a trained model.
-void synth_f32(const N3wTensor& t, const CounterRng& tk, size_t index, N3wWriter& w) {
+void synth_f32(const N3wTensor& t, bool qk_norm, const CounterRng& tk, size_t index, N3wWriter& w) {
   std::vector<float> v(static_cast<size_t>(numel(t.shape)));
-  const bool qk_norm = ends_with(t.name, "q_norm.weight") || ends_with(t.name, "k_norm.weight");
   const float qk_scale = qk_norm ? float(1.0 / std::sqrt(std::sqrt(double(v.size())))) : 1.0f;
   for (size_t n = 0; n < v.size(); ++n)
     v[n] = t.kind == WeightKind::FloatMatrix ? kAltupStd * tk.normal(n) : (0.5f + tk.uniform(n)) * qk_scale;
@@ -91,12 +87,17 @@ double synth_base_scale(const WeightSpec& s) {
 uint64_t synth_n3w(const ModelConfig& c, uint64_t seed, const std::string& path, const SynthOptions& opt) {
   N3wWriter w(path, c, opt.group);
   const std::vector<WeightSpec> specs = weight_specs(c);
+  std::set<std::string> qk_norms;
+  for (int l = 0; l < c.layers; ++l) {
+    const LayerWeightNames n = layer_weight_names(l);
+    qk_norms.insert({n.q_norm, n.k_norm});
+  }
   for (size_t i = 0; i < specs.size(); ++i) {
     const N3wTensor& t = w.tensors()[i];
     // Keyed by name, so a tensor's values do not depend on the other tensors.
     const CounterRng tk{xxh64(t.name, seed)};
     if (t.dtype == WDType::INT4) synth_int4(t, specs[i], tk, i, w);
-    else synth_f32(t, tk, i, w);
+    else synth_f32(t, qk_norms.count(t.name) > 0, tk, i, w);
     if (opt.progress) opt.progress(w.bytes_written(), w.file_bytes());
   }
   w.finish();

@@ -46,8 +46,8 @@ class WeightSource {
   virtual ~WeightSource() = default;
   virtual const ModelConfig& config() const = 0;
   virtual bool has(const std::string& name) const = 0;
-  // Names are HF's without the model. / model.language_model. prefix,
-  // e.g. "layers.3.self_attn.q_proj.weight". Throws n3::Error naming a missing tensor.
+  // Names are those of golden/weight_names.h (HF's without the model. /
+  // model.language_model. prefix). Throws n3::Error naming a missing tensor.
   virtual MatrixRef matrix(const std::string& name) const = 0;
   virtual std::vector<float> vec(const std::string& name) const = 0;
   virtual std::string describe() const = 0;

@@ -10,6 +10,7 @@
 // out_d = p . V[:, d] streamed per column (bfp_lane.h pv_column), one
 // thread a column. Reference numerics: float64 throughout.
 #pragma once
+#include "golden/numerics/sfu.h"
 #include "gpu_reference/bfp_lane.h"
 #include "gpu_reference/cuda_util.cuh"
 #include "gpu_reference/dev_types.cuh"

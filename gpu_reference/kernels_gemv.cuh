@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "golden/numerics/sfu.h"
 #include "gpu_reference/bfp_lane.h"
 #include "gpu_reference/cuda_util.cuh"
 #include "gpu_reference/dev_types.cuh"

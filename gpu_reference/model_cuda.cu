@@ -4,76 +4,25 @@
 // side by side; the elementwise steps model.cc writes between Kernels calls
 // are fused into per-token kernels (kernels_layer.cuh) that perform the same
 // float32 operations in the same order, and the linear layers sharing an
-// input go in one GEMV launch (kernels_gemv.cuh).
+// input go in one GEMV launch (kernels_gemv.cuh). The weights and the BFP
+// activation buffers' layout are model_cuda_weights.cu's.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
 #include <cstring>
-#include <deque>
 #include <map>
 
-#include "golden/kernels.h"
-#include "golden/numerics/npu_ops.h"
 #include "gpu_reference/kernels_attention.cuh"
 #include "gpu_reference/kernels_gemv.cuh"
 #include "gpu_reference/kernels_layer.cuh"
 #include "gpu_reference/model_cuda.h"
+#include "gpu_reference/model_cuda_weights.cuh"
 
 namespace n3::gpu {
 
-namespace {
-
-std::string L(int l) { return "layers." + std::to_string(l) + "."; }
-
-// A QAct with its storage; empty (no-op) in reference numerics.
-struct QBuf {
-  DevBuf<int16_t> mant;
-  DevBuf<int32_t> exp, msum, pack;
-  QAct q;
-
-  void alloc(int rows, int n, const num::Formats& f) {
-    q.n = n;
-    q.block = f.bfp_block;
-    q.mbits = f.act_mant_bits;
-    q.splits = splits_for(q.mbits);
-    q.nb = ceil_div(n, q.block);
-    const size_t blocks = size_t(rows) * q.nb;
-    mant.resize(blocks * q.block);
-    exp.resize(blocks);
-    q.mant = mant.get();
-    q.exp = exp.get();
-    if (q.block == 32) {
-      msum.resize(blocks);
-      pack.resize(blocks * q.splits * 8);
-      q.msum = msum.get();
-      q.pack = pack.get();
-    }
-  }
-};
-
-// The same QAct starting `rows` vectors further.
-QAct rows_from(QAct q, int rows) {
-  if (!q.mant) return q;
-  const size_t b = size_t(rows) * q.nb;
-  q.mant += b * q.block;
-  q.exp += b;
-  if (q.msum) q.msum += b;
-  if (q.pack) q.pack += b * q.splits * 8;
-  return q;
-}
-
-}  // namespace
-
 struct CudaModel::Impl {
-  // ---- weights -----------------------------------------------------------
-  struct LayerW {
-    DevMatrix q, k, v, o, gate, up, down, ll, lr, pl_gate, pl_proj, router, pred, corr;
-    const float *q_norm = nullptr, *k_norm = nullptr, *in_norm, *post_attn, *pre_ffn, *post_ffn, *post_pl, *laurel_norm,
-                *router_norm, *out_scale;
-    float topk_mult = 0;
-  };
   // One sequence: positions, the KV cache of every cache-owning layer, its decode graph.
   struct Seq {
     int64_t pos = 0;
@@ -132,13 +81,7 @@ struct CudaModel::Impl {
   DevBuf<float> scores_;    // [H, kv_rows_]: the decode token's attention scores
   int gen_ = 0;  // bumps whenever activation buffers move (captured graphs go stale)
 
-  std::deque<DevBuf<uint8_t>> wdata_;
-  std::deque<DevBuf<float>> wf_;
-  size_t wbytes_ = 0;
-  DevMatrix E_, Epl_, plp_, ap_[kMaxStreams], unemb_[kMaxStreams];
-  const float *plp_norm_, *final_norm_;
-  const float *freq_local_, *freq_global_;
-  std::vector<LayerW> layers_;
+  std::unique_ptr<const CudaWeights> wt_;  // uploaded once the device is checked
 
   // ---- activations, for up to cap_ tokens ----------------------------------
   int cap_ = 0;
@@ -186,7 +129,7 @@ struct CudaModel::Impl {
     N3_CUDA(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
     N3_CUDA(cudaEventCreateWithFlags(&fork_ev_, cudaEventDisableTiming));
     N3_CUDA(cudaEventCreateWithFlags(&join_ev_, cudaEventDisableTiming));
-    upload_weights();
+    wt_ = std::make_unique<const CudaWeights>(*w_, npu_);
     const int hd = cfg_.head_dim;
     const size_t smem = std::max({attn_npu_smem(int(kv_rows_), hd, f_.bfp_block), size_t(kv_rows_) * 8 + 16,
                                   attn_group_smem(1, int(kv_rows_), hd),
@@ -246,97 +189,6 @@ struct CudaModel::Impl {
     if (join_ev_) cudaEventDestroy(join_ev_);
     if (side_) cudaStreamDestroy(side_);
     if (s_) cudaStreamDestroy(s_);
-  }
-
-  // ---- upload ---------------------------------------------------------------
-
-  DevMatrix matrix(const std::string& name) {
-    const MatrixRef m = w_->matrix(name);
-    DevMatrix d;
-    d.rows = m.rows;
-    d.cols = m.cols;
-    d.row_bytes = m.row_bytes();
-    d.dtype = int(m.dtype);
-    d.group = m.group <= 0 ? m.cols : m.group;
-    const size_t bytes = size_t(m.rows) * d.row_bytes;
-    wdata_.emplace_back(bytes);
-    wdata_.back().upload(m.data, bytes);
-    d.data = wdata_.back().get();
-    wbytes_ += bytes;
-    if (m.dtype == WDType::INT4) {
-      const size_t n = size_t(m.rows) * ((m.cols + d.group - 1) / d.group);
-      wf_.emplace_back(n);
-      wf_.back().upload(m.scales, n);
-      d.scales = wf_.back().get();
-      wbytes_ += n * 4;
-    }
-    return d;
-  }
-  const float* vec(const std::string& name) { return floats(w_->vec(name)); }
-  const float* floats(const std::vector<float>& v) {
-    wf_.emplace_back(v.size());
-    wf_.back().upload(v.data(), v.size());
-    return wf_.back().get();
-  }
-
-  void upload_weights() {
-    const int S = cfg_.altup_streams;
-    E_ = matrix("embed_tokens.weight");
-    Epl_ = matrix("embed_tokens_per_layer.weight");
-    plp_ = matrix("per_layer_model_projection.weight");
-    for (int s = 1; s < S; ++s) {
-      ap_[s] = matrix("altup_projections." + std::to_string(s - 1) + ".weight");
-      unemb_[s] = matrix("altup_unembed_projections." + std::to_string(s - 1) + ".weight");
-    }
-    plp_norm_ = vec("per_layer_projection_norm.weight");
-    final_norm_ = vec("norm.weight");
-    const int hd = cfg_.head_dim;
-    // RoPE inverse frequencies: the NPU's constant table (npu_ops.h), or
-    // HF's float32 values (kernels_ref.cc).
-    auto table = [&](double theta) {
-      if (npu_) return num::rope_inv_freq(theta, hd);
-      std::vector<float> t(hd / 2);
-      for (int i = 0; i < hd / 2; ++i) t[i] = float(1.0 / std::pow(theta, double(2 * i) / double(hd)));
-      return t;
-    };
-    freq_local_ = floats(table(cfg_.rope_local));
-    freq_global_ = floats(table(cfg_.rope_global));
-    for (int l = 0; l < cfg_.layers; ++l) {
-      LayerW lw;
-      const std::string p = L(l);
-      lw.q = matrix(p + "self_attn.q_proj.weight");
-      lw.o = matrix(p + "self_attn.o_proj.weight");
-      if (cfg_.owns_kv(l)) {
-        lw.k = matrix(p + "self_attn.k_proj.weight");
-        lw.v = matrix(p + "self_attn.v_proj.weight");
-        lw.k_norm = vec(p + "self_attn.k_norm.weight");
-      }
-      lw.q_norm = vec(p + "self_attn.q_norm.weight");
-      lw.gate = matrix(p + "mlp.gate_proj.weight");
-      lw.up = matrix(p + "mlp.up_proj.weight");
-      lw.down = matrix(p + "mlp.down_proj.weight");
-      lw.ll = matrix(p + "laurel.linear_left.weight");
-      lw.lr = matrix(p + "laurel.linear_right.weight");
-      lw.pl_gate = matrix(p + "per_layer_input_gate.weight");
-      lw.pl_proj = matrix(p + "per_layer_projection.weight");
-      lw.router = matrix(p + "altup.modality_router.weight");
-      lw.pred = matrix(p + "altup.prediction_coefs.weight");
-      lw.corr = matrix(p + "altup.correction_coefs.weight");
-      if (npu_)
-        for (const DevMatrix* m : {&lw.router, &lw.pred, &lw.corr})
-          require(m->dtype == int(WDType::F32), "cuda: AltUp coefficient matrices must be float32 in NPU numerics");
-      lw.in_norm = vec(p + "input_layernorm.weight");
-      lw.post_attn = vec(p + "post_attention_layernorm.weight");
-      lw.pre_ffn = vec(p + "pre_feedforward_layernorm.weight");
-      lw.post_ffn = vec(p + "post_feedforward_layernorm.weight");
-      lw.post_pl = vec(p + "post_per_layer_input_norm.weight");
-      lw.laurel_norm = vec(p + "laurel.post_laurel_norm.weight");
-      lw.router_norm = vec(p + "altup.router_norm.weight");
-      lw.out_scale = vec(p + "altup.correct_output_scale");
-      // HF evaluates Normal(0,1).icdf(sparsity) in float32 (model.cc).
-      lw.topk_mult = cfg_.sparsity[l] > 0 ? float(normal_icdf(cfg_.sparsity[l])) : 0.0f;
-      layers_.push_back(lw);
-    }
   }
 
   // ---- buffers ----------------------------------------------------------------
@@ -449,7 +301,7 @@ struct CudaModel::Impl {
   void embed(int T) {
     const float scale = std::sqrt(float(cfg_.hidden));
     with_ops([&](auto ops) {
-      launch("embed_kernel", embed_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, E_, ids_.get(), scale,
+      launch("embed_kernel", embed_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, wt_->E, ids_.get(), scale,
              cfg_.hidden, x0_.get(), qx0_.q);
     });
     requantize(x0_.get(), cfg_.hidden, T, qx0_, qx0_.q.lane_quantised());
@@ -465,20 +317,20 @@ struct CudaModel::Impl {
     const QAct q = qx0_.q;
     if (S == 4) {
       linear("gemv plp+altup",
-             {{plp_, x0_.get(), q, pli_.get()},
-              {ap_[1], x0_.get(), q, h + TD},
-              {ap_[2], x0_.get(), q, h + 2 * TD},
-              {ap_[3], x0_.get(), q, h + 3 * TD}},
+             {{wt_->plp, x0_.get(), q, pli_.get()},
+              {wt_->ap[1], x0_.get(), q, h + TD},
+              {wt_->ap[2], x0_.get(), q, h + 2 * TD},
+              {wt_->ap[3], x0_.get(), q, h + 3 * TD}},
              T);
     } else {
-      linear("gemv plp+altup", {{plp_, x0_.get(), q, pli_.get()}}, T);
-      for (int s = 1; s < S; ++s) linear("gemv altup", {{ap_[s], x0_.get(), q, h + s * TD}}, T);
+      linear("gemv plp+altup", {{wt_->plp, x0_.get(), q, pli_.get()}}, T);
+      for (int s = 1; s < S; ++s) linear("gemv altup", {{wt_->ap[s], x0_.get(), q, h + s * TD}}, T);
     }
     const float proj_scale = 1.0f / std::sqrt(float(D)), ple_scale = std::sqrt(float(cfg_.pl_dim)),
                 mix = 1.0f / std::sqrt(2.0f);
     with_ops([&](auto ops) {
       launch("per_layer_inputs_kernel", per_layer_inputs_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, ids_.get(),
-             Epl_, cfg_.vocab_pl, plp_norm_, pli_.get(), cfg_.layers, cfg_.pl_dim, proj_scale, ple_scale, mix);
+             wt_->Epl, cfg_.vocab_pl, wt_->plp_norm, pli_.get(), cfg_.layers, cfg_.pl_dim, proj_scale, ple_scale, mix);
       launch("altup_project_kernel", altup_project_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, x0_.get(), h, T,
              D, S);
     });
@@ -488,7 +340,7 @@ struct CudaModel::Impl {
   // stream 0 of layer l's input, is written by then) for layer l's router
   // outputs and coefficients; layer l's predict joins it.
   void altup_coefs(int l, int T) {
-    const LayerW& w = layers_[l];
+    const LayerW& w = wt_->layers[l];
     const int D = cfg_.hidden, S = cfg_.altup_streams;
     N3_CUDA(cudaEventRecord(fork_ev_, s_));
     N3_CUDA(cudaStreamWaitEvent(side_, fork_ev_, 0));
@@ -501,7 +353,7 @@ struct CudaModel::Impl {
   }
 
   void decoder_layer(int l, Seq& sq, int T, const Rec& rec) {
-    const LayerW& w = layers_[l];
+    const LayerW& w = wt_->layers[l];
     const int D = cfg_.hidden, S = cfg_.altup_streams, F = cfg_.ffn[l], P = cfg_.pl_dim;
     const float inv_d = 1.0f / float(D), inv_sqrt2 = 1.0f / std::sqrt(2.0f);
     const bool owns = cfg_.owns_kv(l);
@@ -591,10 +443,10 @@ struct CudaModel::Impl {
 
   // q/k/v norms, RoPE, the cache append, attend per (token, head).
   void attention(int l, Seq& sq, int T, const Rec& rec) {
-    const LayerW& w = layers_[l];
+    const LayerW& w = wt_->layers[l];
     const int H = cfg_.q_heads, KVH = cfg_.kv_heads, hd = cfg_.head_dim, R = cfg_.laurel_rank;
     const bool owns = cfg_.owns_kv(l);
-    const float* freq = cfg_.is_global(l) ? freq_global_ : freq_local_;
+    const float* freq = cfg_.is_global(l) ? wt_->freq_global : wt_->freq_local;
     const KvDev kv_own = owns ? sq.kv(l) : KvDev{};
     with_ops([&](auto ops) {
       // A block per head, a thread per element of it.
@@ -637,6 +489,7 @@ struct CudaModel::Impl {
 
   // y = (GELU(topk(x W_gate^T)) * (x W_up^T)) W_down^T
   void mlp(int l, const LayerW& w, int T, int F, const Rec& rec) {
+    const float topk_mult = cfg_.topk_multiplier(l);
     linear("gemv gate+up", {{w.gate, xn_.get(), qxn_.q, graw_.get()}, {w.up, xn_.get(), qxn_.q, up_.get()}}, T);
     QAct qa = qact_.q;  // sized for the widest layer; this layer's rows are F long
     if (npu_) {
@@ -645,8 +498,8 @@ struct CudaModel::Impl {
     }
     with_ops([&](auto ops) {
       launch("mlp_act_kernel", mlp_act_kernel<decltype(ops)>, dim3(ceil_div(F, kRowThreads), T), kRowThreads,
-             w.topk_mult > 0 ? size_t(F) * 4 : 0, s_, ops, graw_.get(), up_.get(), g_.get(), act_.get(), qa, F,
-             w.topk_mult);
+             topk_mult > 0 ? size_t(F) * 4 : 0, s_, ops, graw_.get(), up_.get(), g_.get(), act_.get(), qa, F,
+             topk_mult);
     });
     rec(Op::MlpGate, l, {T, F}, g_.get());
     rec(Op::MlpUp, l, {T, F}, up_.get());
@@ -665,16 +518,16 @@ struct CudaModel::Impl {
     requantize(h + TD, D, (S - 1) * T, qh_, false);
     if (S == 4) {
       linear("gemv unembed",
-             {{unemb_[1], h + TD, rows_from(qh_.q, 0), u + TD},
-              {unemb_[2], h + 2 * TD, rows_from(qh_.q, T), u + 2 * TD},
-              {unemb_[3], h + 3 * TD, rows_from(qh_.q, 2 * T), u + 3 * TD}},
+             {{wt_->unemb[1], h + TD, rows_from(qh_.q, 0), u + TD},
+              {wt_->unemb[2], h + 2 * TD, rows_from(qh_.q, T), u + 2 * TD},
+              {wt_->unemb[3], h + 3 * TD, rows_from(qh_.q, 2 * T), u + 3 * TD}},
              T);
     } else {
       for (int s = 1; s < S; ++s)
-        linear("gemv unembed", {{unemb_[s], h + s * TD, rows_from(qh_.q, (s - 1) * T), u + s * TD}}, T);
+        linear("gemv unembed", {{wt_->unemb[s], h + s * TD, rows_from(qh_.q, (s - 1) * T), u + s * TD}}, T);
     }
     with_ops([&](auto ops) {
-      launch("final_norm_kernel", final_norm_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, h, u, final_norm_,
+      launch("final_norm_kernel", final_norm_kernel<decltype(ops)>, T, kRowThreads, 0, s_, ops, h, u, wt_->final_norm,
              xf_.get(), qxf_.q, T, D, S);
     });
     rec(Op::Unembed, -1, {S, T, D}, u);
@@ -682,7 +535,7 @@ struct CudaModel::Impl {
     requantize(xf_.get(), D, T, qxf_, qxf_.q.lane_quantised());
     const int rows = last_only ? 1 : T;
     const float cap = cfg_.softcap > 0 ? float(cfg_.softcap) : 0.0f;
-    linear("gemv lm_head", {{E_, xf_.get(), qxf_.q, logits_.get()}}, rows, true, T - rows, cap);
+    linear("gemv lm_head", {{wt_->E, xf_.get(), qxf_.q, logits_.get()}}, rows, true, T - rows, cap);
     rec(Op::Logits, -1, {rows, cfg_.vocab}, logits_.get());
   }
 
@@ -908,51 +761,6 @@ void CudaModel::profile_kernels(bool on) {
 }
 std::string CudaModel::kernel_profile() const { return p_->profile_report(); }
 double CudaModel::last_gpu_seconds() const { return p_->gpu_s_; }
-size_t CudaModel::weight_bytes() const { return p_->wbytes_; }
-
-// ---- device queries ------------------------------------------------------------------
-
-std::string cuda_problem() {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")";
-  }
-  if (n == 0) return "no CUDA device on this machine";
-  cudaDeviceProp p;
-  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "cannot query CUDA device 0";
-  if (p.major < 9)
-    return std::string("this build targets sm_90 (H100/H200); device 0 is ") + p.name + " (sm_" +
-           std::to_string(p.major) + std::to_string(p.minor) + ")";
-  return "";
-}
-
-std::string cuda_device_name() {
-  cudaDeviceProp p;
-  N3_CUDA(cudaGetDeviceProperties(&p, 0));
-  char buf[64];
-  std::snprintf(buf, sizeof buf, " (sm_%d%d, %.1f GiB)", p.major, p.minor, p.totalGlobalMem / 1073741824.0);
-  return p.name + std::string(buf);
-}
-
-double copy_bandwidth(size_t bytes) {
-  DevBuf<uint8_t> a(bytes), b(bytes);
-  N3_CUDA(cudaMemset(a.get(), 1, bytes));
-  cudaEvent_t e0, e1;
-  N3_CUDA(cudaEventCreate(&e0));
-  N3_CUDA(cudaEventCreate(&e1));
-  N3_CUDA(cudaMemcpy(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice));  // warm
-  const int reps = 10;
-  N3_CUDA(cudaEventRecord(e0));
-  for (int i = 0; i < reps; ++i) N3_CUDA(cudaMemcpy(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice));
-  N3_CUDA(cudaEventRecord(e1));
-  N3_CUDA(cudaEventSynchronize(e1));
-  float ms = 0;
-  N3_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return 2.0 * double(bytes) * reps / (ms * 1e-3);
-}
+size_t CudaModel::weight_bytes() const { return p_->wt_->matrix_bytes(); }
 
 }  // namespace n3::gpu

@@ -17,6 +17,7 @@
 
 namespace n3::gpu {
 
+// Device queries (cuda_query.cu).
 // "" when a CUDA device this build can run on is present, else why not (one line).
 std::string cuda_problem();
 // "NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)".

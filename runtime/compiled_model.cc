@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "base/error.h"
 #include "compiler/residency.h"
@@ -33,24 +34,6 @@ struct Restore {
   sim::Memory& m;
   ~Restore() { std::swap(s.memory(), m); }
 };
-
-bool parse_capture(const std::string& name, Op* op, int* layer) {
-  std::string rest = name;
-  *layer = -1;
-  if (name.rfind("layers.", 0) == 0) {
-    const size_t dot = name.find('.', 7);
-    *layer = std::stoi(name.substr(7, dot == std::string::npos ? std::string::npos : dot - 7));
-    rest = dot == std::string::npos ? "" : name.substr(dot + 1);
-  }
-  for (int i = 0; i < int(Op::kCount); ++i) {
-    const OpDef& d = op_def(Op(i));
-    if ((d.scope == OpScope::Layer) == (*layer >= 0) && rest == d.name) {
-      *op = Op(i);
-      return true;
-    }
-  }
-  return false;
-}
 
 const char* dtype_of(const std::string& native) {
   return native == "f32" ? "float32" : native == "bf16" ? "bfloat16" : native == "f16" ? "float16" : nullptr;
@@ -272,11 +255,10 @@ Tensor CompiledModel::forward_program(const std::vector<int32_t>& ids, Phase ph,
   Tensor logits = read_logits(ddr, T);
   if (rec)
     for (const sim::Capture& cap : s.captures()) {
-      Op op;
-      int layer;
-      if (!parse_capture(cap.name, &op, &layer) || !rec->wants(op)) continue;
+      const std::optional<TensorId> id = parse_tensor_name(cap.name);
+      if (!id || !rec->wants(id->op)) continue;
       const char* dt = dtype_of(cap.native_dtype);
-      rec->record(ph, op, layer, golden_shape(op, cfg_, T, cap.rows, cap.cols), cap.data.data(),
+      rec->record(ph, id->op, id->layer, golden_shape(id->op, cfg_, T, cap.rows, cap.cols), cap.data.data(),
                   dt ? dt : cap.native_dtype);
     }
   return logits;

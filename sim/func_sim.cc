@@ -1,9 +1,8 @@
 #include "sim/func_sim.h"
 
-#include <algorithm>
-
 #include <cstring>
 
+#include "golden/dump_ops.h"
 #include "isa/dis.h"
 #include "isa/verify.h"
 
@@ -82,11 +81,10 @@ float Issued::kf32() const {
 }
 
 namespace {
-// The contract's always-present tensors: logits and layers.N.
+// The contract's always-present tensors (golden/dump_ops.h: logits and layers.N).
 bool always_present(const std::string& n) {
-  if (n == "logits") return true;
-  if (n.rfind("layers.", 0) != 0 || n.size() == 7) return false;
-  return std::all_of(n.begin() + 7, n.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::optional<TensorId> id = parse_tensor_name(n);
+  return id && !id->decode && op_def(id->op).always;
 }
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include "base/file_util.h"
 #include "base/npy.h"
+#include "golden/dump_ops.h"
 
 namespace n3::sim {
 
@@ -28,7 +29,7 @@ void write_dump(const std::string& dir, const std::vector<Capture>& caps, const 
       while (j < rest.size() && rest[j] >= '0' && rest[j] <= '9') ++j;
       if (j > i && j - i < 6) {
         layer = std::stoi(rest.substr(i, j - i));
-        rest = j < rest.size() ? rest.substr(j + 1) : "layer_out";
+        rest = j < rest.size() ? rest.substr(j + 1) : manifest_op(Op::LayerOut);
       }
     }
     nlohmann::ordered_json j;
