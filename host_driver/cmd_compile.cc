@@ -84,7 +84,7 @@ int cmd_compile(const Args& a) {
   const HwConfig hwc = load_hw_config(hw);
   const bool yaml = model.size() > 5 && (model.substr(model.size() - 5) == ".yaml" || model.substr(model.size() - 4) == ".yml");
   const ModelConfig cfg = yaml ? load_model_config(model) : open_weights_for(model, "npu")->config();
-  const num::Formats f = numerics_formats(hwc);
+  const num::Formats f = hwc.numerics.formats;
   const comp::HwLimits lim = hw_limits(hwc);
   const int fit = comp::largest_chunk(cfg, f, lim);
   require(chunk >= 0, "--chunk must be >= 0 (0: the largest that fits L2)");
@@ -113,9 +113,7 @@ int cmd_compile(const Args& a) {
   rep["l2_resident_base"] = lay.l2_resident_base;
   rep["resident_weight_bytes"] = res_bytes;
   rep["streamed_weight_bytes"] = lay.weights_end - res_bytes;  // read from DDR by the GEMV/GEMM/SFU/DMA
-  // The MAC engines stream weights through timing.wbuf_tiles slots of the weight buffers (double buffering unless said).
-  const uint64_t tile_bytes = lim.wbuf / uint64_t(hwc.has("timing.wbuf_tiles") ? hwc.integer("timing.wbuf_tiles") : 2);
-  rep["weight_tile_bytes"] = tile_bytes;
+  rep["weight_tile_bytes"] = hwc.weight_tile_bytes();
   for (const comp::Resident& x : lay.resident)
     rep["resident"].push_back({{"name", x.name}, {"bytes", x.data_bytes + x.scale_bytes}, {"uses", x.uses},
                                {"l2_base", x.l2_base}});
@@ -202,7 +200,7 @@ int cmd_compile(const Args& a) {
   std::printf("programs for %s tokens (decode = 1; a prompt runs as chunks of %d, its tail as a greedy cover)\n", set.c_str(), maxc);
   std::printf("weights: %zu tensors resident in L2 (%llu bytes, loaded once by preload.n3p); %llu bytes stay in DDR, streamed through %llu-byte weight-buffer tiles\n",
               lay.resident.size(), static_cast<unsigned long long>(res_bytes),
-              static_cast<unsigned long long>(lay.weights_end - res_bytes), static_cast<unsigned long long>(tile_bytes));
+              static_cast<unsigned long long>(lay.weights_end - res_bytes), static_cast<unsigned long long>(hwc.weight_tile_bytes()));
   return kExitOk;
 }
 

@@ -4,16 +4,10 @@
 
 namespace n3 {
 
-int64_t Device::kv_capacity() const { return hw().integer("kv.cap_tokens"); }
+int64_t Device::kv_capacity() const { return hw().kv.cap_tokens.value; }
 
-KvPolicy Device::kv_policy() const {
-  if (!hw().has("kv.policy")) return KvPolicy::Error;
-  const std::string& p = hw().str("kv.policy");
-  if (p == "error") return KvPolicy::Error;
-  if (p == "evict") return KvPolicy::Evict;
-  throw Error(hw().path + ": kv.policy must be 'error' or 'evict' (is '" + p + "')");
-}
+KvPolicy Device::kv_policy() const { return hw().kv.policy.value; }
 
-int64_t Device::kv_sinks() const { return hw().has("kv.sink_tokens") ? hw().integer("kv.sink_tokens") : 0; }
+int64_t Device::kv_sinks() const { return hw().kv.sink_tokens.value; }
 
 }  // namespace n3

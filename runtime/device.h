@@ -39,11 +39,6 @@ struct StepTiming {
   int64_t tokens = 0;
 };
 
-// What happens when a sequence would exceed the KV ring (hardware file
-// kv.cap_tokens): "error" refuses the step; "evict" drops the oldest rows
-// but keeps the first kv.sink_tokens (attention sinks), StreamingLLM-style.
-enum class KvPolicy { Error, Evict };
-
 class Device {
  public:
   virtual ~Device() = default;

@@ -58,29 +58,24 @@ bool parse_capture(const std::string& name, Op* op, int* layer) {
 
 comp::HwLimits hw_limits(const HwConfig& hw) {
   comp::HwLimits h;
-  h.ddr = uint64_t(hw.integer("memory.ddr_bytes"));
-  h.l2 = uint64_t(hw.integer("memory.l2_bytes"));
-  h.wbuf = uint64_t(hw.integer("memory.weight_fifos") * hw.integer("memory.weight_fifo_bytes"));
-  h.kv_cap = hw.integer("kv.cap_tokens");
-  if (hw.has("timing.ddr_latency_ns")) {  // one latency at the memory roofline, in bytes
-    const double gbps = std::min(hw.num("memory.ddr_peak_gbps") * hw.num("memory.ddr_efficiency"),
-                                 hw.num("memory.hp_ports") * hw.num("memory.hp_port_bits") / 8 *
-                                     hw.num("clocks.axi_mhz") / 1000);
-    h.ddr_latency_bytes = uint64_t(std::llround(hw.num("timing.ddr_latency_ns") * gbps));
-  }
+  h.ddr = uint64_t(hw.memory.ddr_bytes.value);
+  h.l2 = uint64_t(hw.memory.l2_bytes.value);
+  h.wbuf = uint64_t(hw.weight_buffer_bytes());
+  h.kv_cap = hw.kv.cap_tokens.value;
+  h.ddr_latency_bytes = hw.ddr_latency_bytes();
   return h;
 }
 
 FuncModel::FuncModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, int max_chunk, bool dump_all,
                      int64_t resident_bytes)
-    : w_(std::move(w)), cfg_(w_->config()), f_(numerics_formats(hw)), hw_(hw_limits(hw)), dump_all_(dump_all) {
+    : w_(std::move(w)), cfg_(w_->config()), f_(hw.numerics.formats), hw_(hw_limits(hw)), dump_all_(dump_all) {
   plan(max_chunk, resident_bytes);
   sim::SpaceMemory& ddr = mem_->space(isa::Space::DDR);
   comp::write_weights(lay_, *w_, cfg_, [&](uint64_t a, const void* p, uint64_t n) { ddr.write(a, p, n); });
 }
 
 FuncModel::FuncModel(const ModelConfig& cfg, const HwConfig& hw, int max_chunk, int64_t resident_bytes)
-    : cfg_(cfg), f_(numerics_formats(hw)), hw_(hw_limits(hw)), dump_all_(false) {
+    : cfg_(cfg), f_(hw.numerics.formats), hw_(hw_limits(hw)), dump_all_(false) {
   plan(max_chunk, resident_bytes);
 }
 
@@ -251,7 +246,7 @@ class FuncDevice : public Device {
     timing_.tokens = n;
     if (model_->last_sim_ps() >= 0) {
       timing_.sim_seconds = sim_ps * 1e-12;
-      timing_.sim_cycles = int64_t(std::llround(sim_ps * 1e-6 * hw_.num("clocks.core_mhz")));
+      timing_.sim_cycles = int64_t(std::llround(sim_ps * 1e-6 * hw_.clocks.core_mhz.value));
     }
   }
   HwConfig hw_;
