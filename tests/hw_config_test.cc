@@ -39,6 +39,11 @@ Edited kv260_with(const std::string& from, const std::string& to) {
   return {s.replace(p, from.size(), to), line};
 }
 
+// An edit of kv260.yaml and what the refusal must say.
+struct Bad {
+  std::string from, to, says;
+};
+
 TEST(HwConfig, EveryDesignPointRoundTripsThroughYaml) {
   for (const char* h : kDesignPoints) {
     SCOPED_TRACE(h);
@@ -109,9 +114,6 @@ TEST(HwConfig, DerivedQuantitiesAreItsMethods) {
 }
 
 TEST(HwConfig, RejectsBadValuesNamingKeyFileAndLine) {
-  struct Bad {
-    std::string from, to, says;
-  };
   const Bad cases[] = {
       {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 1.5,", "'memory.ddr_efficiency' must be in (0, 1] (is '1.5')"},
       {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 0,", "'memory.ddr_efficiency' must be in (0, 1]"},
@@ -162,9 +164,6 @@ TEST(HwConfig, CommandsRefuseABadHardwareFileWithOneLine) {
   const std::string dir = test::temp_dir("hwbad");
   const std::string hw = dir + "/hw.yaml";
   const std::string tiny = test::source_dir() + "/configs/models/tiny.yaml";
-  struct Bad {
-    std::string from, to, says;
-  };
   const Bad cases[] = {
       {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 1.5,", "'memory.ddr_efficiency' must be in (0, 1]"},
       {"policy: {value: error,", "policy: {value: drop,", "'kv.policy' must be one of error, evict"},
