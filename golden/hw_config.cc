@@ -23,7 +23,8 @@ const char* kv_policy_name(KvPolicy p) { return p == KvPolicy::Evict ? "evict" :
 namespace {
 
 // The enumerated values a key may take, by the member's type: the names
-// come from their owners (num:: for the formats), listed in enum order.
+// come from their owners (num:: for the formats), listed in enum order;
+// `count` is the number of enumerators (a new format adds one here).
 template <class E>
 struct Choice;
 template <>
@@ -251,7 +252,7 @@ std::string set_value(const Slot& s, const std::string& text, Rule rule) {
           if (used == 0 || used != text.size() || !std::isfinite(x)) return "must be a number" + is;
           if (std::is_integral_v<T>) {
             if (std::floor(x) != x) return "must be an integer" + is;
-            if (std::fabs(x) > double(std::numeric_limits<T>::max())) return "is out of range" + is;
+            if (std::fabs(x) >= double(std::numeric_limits<T>::max())) return "is out of range" + is;
           }
           if (!in_range(rule, x)) return rule_text(rule) + is;
           *v = static_cast<T>(x);
@@ -337,7 +338,7 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where) {
       (s == "name" ? hw.name : hw.description) = sec.second.as<std::string>();
       continue;
     }
-    require(sec.second.IsMap(), where + ": section '" + s + "' must be a mapping");
+    require(sec.second.IsMap(), at_sec + "section '" + s + "' must be a mapping");
     for (const auto& kv : sec.second) {
       const std::string key = s + "." + kv.first.as<std::string>();
       const Key* def = find_key(key);
@@ -350,7 +351,7 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where) {
       const Field f = def->member(hw);
       require(!f.origin->given, at + "'" + key + "' is given twice");
       f.origin->source = n["source"].as<std::string>();
-      require(!f.origin->source.empty(), where + ": '" + key + "' has an empty source");
+      require(!f.origin->source.empty(), at + "'" + key + "' has an empty source");
       const std::string bad = set_value(f.value, n["value"].as<std::string>(), def->rule);
       require(bad.empty(), at + "'" + key + "' " + bad);
       f.origin->given = true;

@@ -119,7 +119,8 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where);
 std::string emit_hw_yaml(const HwConfig& hw);
 
 // One row of the schema, for listings (tests, docs): the key, its
-// description, `hw`'s value as the file writes it and where it came from.
+// description, `hw`'s value as the file writes it and where it came from
+// (`origin` points into `hw`).
 struct HwKeyInfo {
   std::string key, what, value;
   bool required;

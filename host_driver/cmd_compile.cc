@@ -113,7 +113,8 @@ int cmd_compile(const Args& a) {
   rep["l2_resident_base"] = lay.l2_resident_base;
   rep["resident_weight_bytes"] = res_bytes;
   rep["streamed_weight_bytes"] = lay.weights_end - res_bytes;  // read from DDR by the GEMV/GEMM/SFU/DMA
-  rep["weight_tile_bytes"] = hwc.weight_tile_bytes();
+  const uint64_t tile_bytes = uint64_t(hwc.weight_tile_bytes());  // one slot of timing.wbuf_tiles
+  rep["weight_tile_bytes"] = tile_bytes;
   for (const comp::Resident& x : lay.resident)
     rep["resident"].push_back({{"name", x.name}, {"bytes", x.data_bytes + x.scale_bytes}, {"uses", x.uses},
                                {"l2_base", x.l2_base}});
@@ -200,7 +201,7 @@ int cmd_compile(const Args& a) {
   std::printf("programs for %s tokens (decode = 1; a prompt runs as chunks of %d, its tail as a greedy cover)\n", set.c_str(), maxc);
   std::printf("weights: %zu tensors resident in L2 (%llu bytes, loaded once by preload.n3p); %llu bytes stay in DDR, streamed through %llu-byte weight-buffer tiles\n",
               lay.resident.size(), static_cast<unsigned long long>(res_bytes),
-              static_cast<unsigned long long>(lay.weights_end - res_bytes), static_cast<unsigned long long>(hwc.weight_tile_bytes()));
+              static_cast<unsigned long long>(lay.weights_end - res_bytes), static_cast<unsigned long long>(tile_bytes));
   return kExitOk;
 }
 
