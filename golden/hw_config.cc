@@ -120,7 +120,8 @@ const std::vector<Key>& schema() {
       {"compute.gemv_cores", kRequired, kPos, "GEMV cores", [](HwConfig& h) { return at(h.compute.gemv_cores); }},
       {"compute.gemv_macs_per_clk", kRequired, kPos, "MACs per clock per GEMV core",
        [](HwConfig& h) { return at(h.compute.gemv_macs_per_clk); }},
-      {"compute.gemm_rows", kRequired, kPos, "systolic array rows", [](HwConfig& h) { return at(h.compute.gemm_rows); }},
+      {"compute.gemm_rows", kRequired, kPos, "systolic array rows",
+       [](HwConfig& h) { return at(h.compute.gemm_rows); }},
       {"compute.gemm_cols", kRequired, kPos, "systolic array columns",
        [](HwConfig& h) { return at(h.compute.gemm_cols); }},
       {"compute.sfu_elems_per_clk", kRequired, kPos, "SFU throughput",
@@ -160,7 +161,8 @@ const std::vector<Key>& schema() {
        [](HwConfig& h) { return at(h.timing.ddr_burst_bytes); }},
       {"timing.cdc_sync_cycles", kOptional, kNonNeg, "AXI-clock cycles of the port-to-core clock-domain crossing",
        [](HwConfig& h) { return at(h.timing.cdc_sync_cycles); }},
-      {"timing.dma_hp_ports", kOptional, kPos, "HP ports a DMA or SFU DDR transfer stripes over (at most memory.hp_ports)",
+      {"timing.dma_hp_ports", kOptional, kPos,
+       "HP ports a DMA or SFU DDR transfer stripes over (at most memory.hp_ports)",
        [](HwConfig& h) { return at(h.timing.dma_hp_ports); }},
       {"timing.l2_ports", kOptional, kPos, "L2 ports (one L2 word per core clock each)",
        [](HwConfig& h) { return at(h.timing.l2_ports); }},
@@ -384,7 +386,7 @@ std::string emit_hw_yaml(const HwConfig& hw) {
       out += section + ":\n";
     }
     out += "  " + key.substr(dot + 1) + ": {value: " + value_text(f.value) + ", source: " + quoted(f.origin->source) +
-           "}\n";
+           "}  # " + k.what + "\n";
   }
   return out;
 }

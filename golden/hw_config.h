@@ -115,7 +115,8 @@ struct HwConfig {
 // integrality, ranges and cross-key rules, "file:line: ..." messages.
 HwConfig load_hw_config(const std::string& path);
 HwConfig parse_hw_config(const std::string& text, const std::string& where);
-// The hardware file of `hw`: every key given, in the schema's order, with its source.
+// The hardware file of `hw`: every key given, in the schema's order, with
+// its source and, as a comment, the schema's description.
 std::string emit_hw_yaml(const HwConfig& hw);
 
 // One row of the schema, for listings (tests, docs): the key, its

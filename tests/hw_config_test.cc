@@ -66,9 +66,12 @@ TEST(HwConfig, EveryDesignPointRoundTripsThroughYaml) {
     EXPECT_GE(given, 50) << "every key of the shipped files is given";
     EXPECT_EQ(emit_hw_yaml(b), yaml);
   }
-  // Reals keep their shortest form, so the emitted file reads like the source.
-  EXPECT_NE(emit_hw_yaml(load_hw_config(hw_path("kv260"))).find("ddr_efficiency: {value: 0.57, source: "),
-            std::string::npos);
+  // Reals keep their shortest form, so the emitted file reads like the source; the schema describes each key.
+  const std::string kv260 = emit_hw_yaml(load_hw_config(hw_path("kv260")));
+  EXPECT_NE(kv260.find("  ddr_efficiency: {value: 0.57, source: "), std::string::npos) << kv260;
+  EXPECT_NE(kv260.find("  core_mhz: {value: 400, source: \"pccx v002 docs: engines at 400 MHz\"}  # engine clock\n"),
+            std::string::npos)
+      << kv260;
 }
 
 TEST(HwConfig, TypedMembersKeepValuesAndSources) {
@@ -115,12 +118,14 @@ TEST(HwConfig, DerivedQuantitiesAreItsMethods) {
 
 TEST(HwConfig, RejectsBadValuesNamingKeyFileAndLine) {
   const Bad cases[] = {
-      {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 1.5,", "'memory.ddr_efficiency' must be in (0, 1] (is '1.5')"},
+      {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 1.5,",
+       "'memory.ddr_efficiency' must be in (0, 1] (is '1.5')"},
       {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 0,", "'memory.ddr_efficiency' must be in (0, 1]"},
       {"core_mhz: {value: 400,", "core_mhz: {value: 0,", "'clocks.core_mhz' must be positive (is '0')"},
       {"gemv_cores: {value: 4,", "gemv_cores: {value: 2.5,", "'compute.gemv_cores' must be an integer (is '2.5')"},
       {"l2_bytes: {value: 1835008,", "l2_bytes: {value: -1,", "'memory.l2_bytes' must be positive"},
-      {"hp_port_bits: {value: 128,", "hp_port_bits: {value: 100,", "'memory.hp_port_bits' must be a positive multiple of 8"},
+      {"hp_port_bits: {value: 128,", "hp_port_bits: {value: 100,",
+       "'memory.hp_port_bits' must be a positive multiple of 8"},
       {"policy: {value: error,", "policy: {value: drop,", "'kv.policy' must be one of error, evict (is 'drop')"},
       {"act_format: {value: bf16,", "act_format: {value: fp8,", "'numerics.act_format' must be one of f32, bf16, f16"},
       {"kv_format: {value: f16,", "kv_format: {value: fp8,", "'numerics.kv_format' must be one of f16, bf16, int8"},
@@ -128,11 +133,14 @@ TEST(HwConfig, RejectsBadValuesNamingKeyFileAndLine) {
        "kv.sink_tokens = 8192 must be less than kv.cap_tokens = 8192"},
       {"sink_tokens: {value: 4,", "sink_tokens: {value: -1,", "'kv.sink_tokens' must not be negative"},
       {"wbuf_tiles: {value: 2,", "wbuf_tiles: {value: 1,", "'timing.wbuf_tiles' must be at least 2"},
-      {"wbuf_tiles: {value: 2,", "wbuf_tiles: {value: 1000000,", "timing.wbuf_tiles must be at most the weight buffers' bytes (262144)"},
+      {"wbuf_tiles: {value: 2,", "wbuf_tiles: {value: 1000000,",
+       "timing.wbuf_tiles must be at most the weight buffers' bytes (262144)"},
       {"dma_hp_ports: {value: 4,", "dma_hp_ports: {value: 5,", "timing.dma_hp_ports must be in [1, memory.hp_ports]"},
       {"queue_depth: {value: 8,", "queue_depth: {value: 0,", "'timing.queue_depth' must be positive"},
-      {"cdc_sync_cycles:", "cdc_sync_cycles: {value: 2, source: \"x\"}\n  cdc_sync_cycles:", "'timing.cdc_sync_cycles' is given twice"},
-      {"ddr_latency_ns: {value: 120,", "ddr_latency_ns: {value: [120],", "'timing.ddr_latency_ns' must be {value: ..., source:"},
+      {"cdc_sync_cycles:", "cdc_sync_cycles: {value: 2, source: \"x\"}\n  cdc_sync_cycles:",
+       "'timing.cdc_sync_cycles' is given twice"},
+      {"ddr_latency_ns: {value: 120,", "ddr_latency_ns: {value: [120],",
+       "'timing.ddr_latency_ns' must be {value: ..., source:"},
   };
   for (const Bad& b : cases) {
     const Edited e = kv260_with(b.from, b.to);

@@ -119,7 +119,8 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
     compute_all = std::ceil(double(macs) / double(p.gemm_macs_per_clk_total())) * clk;
   } else {
     // Outputs dealt to the cores in turn; the unit finishes with its busiest core.
-    const int64_t outs = std::max<int64_t>(in.op("dst").numel(), 1), per_out = macs / outs, n = p.compute.gemv_cores.value;
+    const int64_t outs = std::max<int64_t>(in.op("dst").numel(), 1), per_out = macs / outs;
+    const int64_t n = p.compute.gemv_cores.value;
     compute_all = 0;
     for (int64_t k = 0; k < n; ++k) {
       const int64_t share = outs / n + (k < outs % n ? 1 : 0);
