@@ -28,7 +28,7 @@ DecodeTraffic decode_traffic(const ModelConfig& c, const num::Formats& f, int64_
       t.macs += n;
     }
   }
-  const double kv_elem_bytes = f.kv == num::KvFmt::INT8 ? 1.0 : 2.0;
+  const double kv_elem_bytes = num::kv_elem_bytes(f.kv);
   for (int l = 0; l < c.layers; ++l) {
     const int64_t window = c.is_global(l) ? context : std::min<int64_t>(context, c.sliding_window);
     t.kv_bytes += 2.0 * double(window) * double(c.kv_dim()) * kv_elem_bytes;  // K and V

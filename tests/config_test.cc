@@ -128,8 +128,11 @@ TEST(HwConfig, Kv260LoadsWithSourcesForEveryValue) {
   EXPECT_EQ(hw.name, "kv260");
   EXPECT_EQ(hw.memory.l2_bytes.value, 114688 * 16);
   EXPECT_DOUBLE_EQ(hw.clocks.core_mhz.value, 400);
-  for (const HwKeyInfo& k : hw_keys(hw))
-    if (k.origin->given) EXPECT_FALSE(k.origin->source.empty()) << k.key;
+  for (const HwKeyInfo& k : hw_keys(hw)) {
+    if (k.origin->given) {
+      EXPECT_FALSE(k.origin->source.empty()) << k.key;
+    }
+  }
 }
 
 TEST(HwConfig, RejectsUnknownKeysMissingSourcesAndWrongTypes) {
