@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
     for (int vi : pick) {
       if (vi < 0 || vi >= int(std::size(kVariants))) continue;
       const Variant& v = kVariants[vi];
-      num::Formats f = numerics_formats(hw);
+      num::Formats f = hw.numerics.formats;
       int64_t group = 0;
       if (v.edit) v.edit(f);
       else group = 128;

@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     const n3::ModelConfig& c = m.config();
     // The HF model is built from the E4B YAML: only compare like with like.
     if (hf && c.name != "gemma3n-e4b") throw n3::Error("--hf compares with gemma3n-e4b; the model is '" + c.name + "'");
-    const double bytes = n3::bench::decode_bytes_per_token(c);
+    const double bytes = n3::bench::decode_weight_bytes(c);
 
     // Prefill of 32 tokens, then greedy decode.
     std::vector<int32_t> prompt(32);

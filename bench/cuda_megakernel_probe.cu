@@ -337,7 +337,7 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop;
     N3_CUDA(cudaGetDeviceProperties(&prop, dev));
     const int sms = prop.multiProcessorCount;
-    const double spec = n3::bench::spec_hbm_bandwidth(prop.name), token_bytes = n3::bench::decode_bytes_per_token(c);
+    const double spec = n3::bench::spec_hbm_bandwidth(prop.name), token_bytes = n3::bench::decode_weight_bytes(c);
     std::printf("device: %s, %d SMs\n", prop.name, sms);
 
     std::printf("\n1. kernel boundary in a CUDA graph (us a kernel, 2000 dependent kernels, 256 threads):\n");

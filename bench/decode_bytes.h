@@ -1,35 +1,19 @@
-// The roofline arithmetic shared by golden_decode_bench, cuda_decode_bench
-// and cuda_megakernel_probe, so that their percentages compare.
+// The roofline figures shared by golden_decode_bench, cuda_decode_bench and
+// cuda_megakernel_probe, so that their percentages compare.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "golden/decode_traffic.h"
 #include "golden/model_config.h"
-#include "golden/weight_names.h"
 
 namespace n3::bench {
 
-// Bytes one decode token reads from the weights: every matrix it multiplies
-// (INT4 + per-row scales; the tied embedding once more as the LM head), one
-// row of each embedding table, float32 vectors and matrices. K/V weights of
-// shared layers do not exist.
-inline double decode_bytes_per_token(const ModelConfig& c) {
-  double b = 0;
-  for (const auto& s : weight_specs(c)) {
-    const int64_t rows = s.shape[0], cols = s.shape.size() > 1 ? s.shape[1] : 1;
-    if (s.kind == WeightKind::Vector)
-      b += 4.0 * rows;
-    else if (s.kind == WeightKind::FloatMatrix)
-      b += 4.0 * rows * cols;
-    else if (s.is_embedding)
-      b += (cols + 1) / 2 + 4;  // one row looked up
-    else
-      b += rows * ((cols + 1) / 2 + 4.0);
-  }
-  b += c.vocab * ((c.hidden + 1) / 2 + 4.0);  // tied LM head: the whole embedding
-  return b;
-}
+// Bytes one decode token reads from the weights (K/V excluded): the
+// estimate's figure (golden/decode_traffic.h), which neither the formats nor
+// the context change.
+inline double decode_weight_bytes(const ModelConfig& c) { return decode_traffic(c, num::Formats{}, 1).weight_bytes; }
 
 // Peak HBM bandwidth from the data sheets, by device name (bytes/s); 0 if unknown.
 inline double spec_hbm_bandwidth(const std::string& name) {

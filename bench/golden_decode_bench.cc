@@ -61,7 +61,7 @@ void BM_GoldenDecodeE4B(benchmark::State& state) {
   auto w = std::shared_ptr<const n3::WeightSource>(n3::open_weights(model_path()));
   n3::GoldenModel gm(w, n3::make_reference_kernels());
   const n3::ModelConfig& c = gm.config();
-  const double gbps = read_bandwidth_gbps(), bytes = n3::bench::decode_bytes_per_token(c);
+  const double gbps = read_bandwidth_gbps(), bytes = n3::bench::decode_weight_bytes(c);
   n3::Sequence seq = gm.new_sequence();
   gm.forward(seq, {2, 1000, 5000, 7, 42, 99, 1234, 8}, n3::Phase::Prefill, nullptr, true);  // 8-token prefill
   int32_t id = 17;

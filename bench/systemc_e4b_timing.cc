@@ -2,8 +2,9 @@
 // (no weights), one decode token run timing-only through the SystemC model.
 // Prints the wall time (compile and simulation apart), the simulated cycles,
 // simulated cycles per wall second, the modelled tok/s, the roofline tok/s of
-// `n3 estimate` (same formulas: timing::decode_traffic) and where the time
-// goes (per-unit busy/stall, DDR busy fraction, the program's own DDR bytes).
+// `n3 estimate` (the same decode_traffic, golden/decode_traffic.h) and where
+// the time goes (per-unit busy/stall, DDR busy fraction, the program's own
+// DDR bytes).
 //   systemc_e4b_timing [--model M.yaml] [--hw H.yaml] [--context N]
 #include <chrono>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "golden/decode_traffic.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
 #include "runtime/compiled_model.h"
@@ -76,10 +78,9 @@ int main(int argc, char** argv) {
 
     const sc::Totals& t = run.totals();
     const double cycles = t.cycles(t.total_ps), tok_s = 1.0 / (t.total_ps * 1e-12);
-    const num::Formats f = numerics_formats(hwc);
-    const timing::DecodeTraffic tr = timing::decode_traffic(cfg, context, f.kv == num::KvFmt::INT8 ? 1.0 : 2.0);
-    const double bw = p.ddr_bytes_per_s(p.hp_ports);
-    const double roof = bw / (tr.weight_bytes + tr.kv_bytes);
+    const DecodeTraffic tr = decode_traffic(cfg, p.numerics.formats, context);
+    const double bw = p.ddr_roofline_bytes_per_s();
+    const double roof = bw / tr.bytes();
     const double moved = double(t.ddr_read + t.ddr_written);
 
     std::printf("model %s on %s, one decode token at context %lld, timing-only\n", cfg.name.c_str(), p.name.c_str(),
@@ -87,15 +88,15 @@ int main(int argc, char** argv) {
     std::printf("wall: compile %.3f s, simulate %.3f s (first token, one-time programs included: %.3f s, %.0f cycles)\n",
                 compile_s, sim_s, first_s, warm.totals().cycles(warm.totals().total_ps));
     std::printf("instructions: %llu (fetched)\n", static_cast<unsigned long long>(run.counts().fetched));
-    std::printf("simulated cycles: %.0f (%.3f ms at %.0f MHz)\n", cycles, t.total_ps * 1e-9, p.core_mhz);
+    std::printf("simulated cycles: %.0f (%.3f ms at %.0f MHz)\n", cycles, t.total_ps * 1e-9, p.clocks.core_mhz.value);
     std::printf("simulated cycles per wall second: %.3g\n", cycles / sim_s);
     std::printf("modelled tok/s: %.3f\n", tok_s);
     std::printf("roofline tok/s: %.3f (%.0f bytes/token at %.3f GB/s, as n3 estimate)\n", roof,
-                tr.weight_bytes + tr.kv_bytes, bw / 1e9);
+                tr.bytes(), bw / 1e9);
     std::printf("modelled / roofline: %.1f%%\n", 100.0 * tok_s / roof);
     std::printf("program DDR bytes: %.0f (read %llu, written %llu) = %.1f%% of the estimate's; roofline of these bytes %.3f tok/s\n",
                 moved, static_cast<unsigned long long>(t.ddr_read), static_cast<unsigned long long>(t.ddr_written),
-                100.0 * moved / (tr.weight_bytes + tr.kv_bytes), bw / moved);
+                100.0 * moved / tr.bytes(), bw / moved);
     std::printf("DDR channel busy: %.1f%% of the token\n", 100.0 * t.ddr_busy_ps / t.total_ps);
     for (const sc::UnitReport& u : t.units) {
       std::printf("unit %-4s %7llu instructions, busy %5.1f%%", u.name.c_str(),

@@ -53,7 +53,7 @@ Layout plan_layout(const ModelConfig& cfg, const num::Formats& f, const HwLimits
     lay.consts[p.name] = place(p);
   }
   lay.weights_end = at;
-  const uint64_t kvb = f.kv == num::KvFmt::F16 || f.kv == num::KvFmt::BF16 ? 2 : 1;
+  const uint64_t kvb = uint64_t(num::kv_elem_bytes(f.kv));
   lay.rings.resize(cfg.layers);
   for (int l = 0; l < cfg.layers; ++l) {
     if (!cfg.owns_kv(l)) continue;

@@ -2,7 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <limits>
+#include <map>
+#include <variant>
 
 #include "base/error.h"
 #include "base/file_util.h"
@@ -13,94 +18,306 @@
 
 namespace n3 {
 
+const char* kv_policy_name(KvPolicy p) { return p == KvPolicy::Evict ? "evict" : "error"; }
+
 namespace {
 
-struct KeyDef {
-  bool required;
-  bool numeric;
-  const char* what;
+// The enumerated values a key may take, by the member's type: the names
+// come from their owners (num:: for the formats), listed in enum order;
+// `count` is the number of enumerators (a new format adds one here).
+template <class E>
+struct Choice;
+template <>
+struct Choice<KvPolicy> {
+  static constexpr int count = 2;
+  static const char* name(KvPolicy p) { return kv_policy_name(p); }
+};
+template <>
+struct Choice<num::Fmt> {
+  static constexpr int count = 3;
+  static const char* name(num::Fmt f) { return num::fmt_name(f); }
+};
+template <>
+struct Choice<num::KvFmt> {
+  static constexpr int count = 3;
+  static const char* name(num::KvFmt f) { return num::kv_fmt_name(f); }
+};
+template <>
+struct Choice<num::WScale> {
+  static constexpr int count = 3;
+  static const char* name(num::WScale w) { return num::wscale_name(w); }
 };
 
-// The schema. Later parts (numerics formats, timing) add their keys here.
-const std::map<std::string, KeyDef>& schema() {
-  static const std::map<std::string, KeyDef> s = {
-      {"clocks.core_mhz", {true, true, "engine clock"}},
-      {"clocks.axi_mhz", {true, true, "AXI HP port clock"}},
-      {"memory.l2_bytes", {true, true, "L2 scratchpad capacity"}},
-      {"memory.l2_word_bits", {true, true, "L2 word width"}},
-      {"memory.weight_fifos", {true, true, "number of weight FIFOs"}},
-      {"memory.weight_fifo_bytes", {true, true, "capacity of one weight FIFO"}},
-      {"memory.constant_cache_entries", {true, true, "descriptor/constant table entries"}},
-      {"memory.ddr_bytes", {true, true, "host DDR capacity"}},
-      {"memory.ddr_peak_gbps", {true, true, "DDR peak bandwidth, GB/s"}},
-      {"memory.ddr_efficiency", {true, true, "sustained fraction of DDR peak"}},
-      {"memory.hp_ports", {true, true, "AXI HP ports to DDR"}},
-      {"memory.hp_port_bits", {true, true, "width of one HP port"}},
-      {"compute.gemv_cores", {true, true, "GEMV cores"}},
-      {"compute.gemv_macs_per_clk", {true, true, "MACs per clock per GEMV core"}},
-      {"compute.gemm_rows", {true, true, "systolic array rows"}},
-      {"compute.gemm_cols", {true, true, "systolic array columns"}},
-      {"compute.sfu_elems_per_clk", {true, true, "SFU throughput"}},
-      {"kv.cap_tokens", {true, true, "KV ring capacity in tokens"}},
-      {"kv.policy", {false, false, "at the cap: error | evict (sliding eviction keeping sinks)"}},
-      {"kv.sink_tokens", {false, true, "attention-sink tokens kept by evict"}},
-      // Timing (docs/timing.md): optional here, required by the SystemC model and n3 estimate.
-      {"timing.ddr_latency_ns", {false, true, "DDR read latency seen at an HP port, ns"}},
-      {"timing.ddr_burst_bytes", {false, true, "AXI burst size; transfers round up to whole bursts"}},
-      {"timing.cdc_sync_cycles", {false, true, "AXI-clock cycles of the port-to-core clock-domain crossing"}},
-      {"timing.dma_hp_ports", {false, true, "HP ports a DMA or SFU DDR transfer stripes over"}},
-      {"timing.l2_ports", {false, true, "L2 ports (one L2 word per core clock each)"}},
-      {"timing.l2_port_words", {false, true, "L2 words one port moves per core clock (banks accessed in parallel)"}},
-      {"timing.queue_depth", {false, true, "instructions per engine queue"}},
-      {"timing.dispatch_cycles", {false, true, "core cycles to dispatch one engine instruction"}},
-      {"timing.ctl_cycles", {false, true, "core cycles of one control instruction"}},
-      {"timing.dma_setup_cycles", {false, true, "DMA descriptor setup, core cycles"}},
-      {"timing.gemv_setup_cycles", {false, true, "GEMV setup (descriptor, BFP alignment of x), core cycles"}},
-      {"timing.gemv_drain_cycles", {false, true, "GEMV pipeline drain (adder tree, normalise, write), core cycles"}},
-      {"timing.gemm_setup_cycles", {false, true, "GEMM setup, core cycles"}},
-      {"timing.gemm_macs_per_pe", {false, true, "MACs per processing element per clock"}},
-      {"timing.sfu_setup_cycles", {false, true, "SFU setup, core cycles"}},
-      {"timing.sfu_latency_cycles", {false, true, "SFU pipeline latency, core cycles"}},
-      {"timing.wbuf_tiles", {false, true, "slots of the weight buffers the weight stream cycles through (2: double buffering)"}},
-      {"timing.sfu_passes_softmax", {false, true, "SFU reads of a row for softmax"}},
-      {"timing.sfu_passes_rmsnorm", {false, true, "SFU reads of a row for RMSNorm"}},
-      {"timing.sfu_passes_gtopk", {false, true, "SFU reads of a row for the Gaussian top-k"}},
-      {"timing.sfu_passes_magmatch", {false, true, "SFU reads of a row for magnitude matching"}},
+// The range a numeric key must lie in, with the words of its message.
+enum class Rule { NonNegative, Positive, Fraction, Bits, AtLeast2 };
+
+bool in_range(Rule r, double v) {
+  switch (r) {
+    case Rule::NonNegative: return v >= 0;
+    case Rule::Positive: return v > 0;
+    case Rule::Fraction: return v > 0 && v <= 1;
+    case Rule::Bits: return v > 0 && std::fmod(v, 8) == 0;
+    case Rule::AtLeast2: return v >= 2;
+  }
+  return false;
+}
+
+const char* rule_text(Rule r) {
+  switch (r) {
+    case Rule::NonNegative: return "must not be negative";
+    case Rule::Positive: return "must be positive";
+    case Rule::Fraction: return "must be in (0, 1]";
+    case Rule::Bits: return "must be a positive multiple of 8";
+    case Rule::AtLeast2: return "must be at least 2 (single buffering is not modelled)";
+  }
+  return "";
+}
+
+// A key's member, type-erased: its origin and a pointer to its value.
+using Slot = std::variant<double*, int64_t*, int*, KvPolicy*, num::Fmt*, num::KvFmt*, num::WScale*>;
+struct Field {
+  HwOrigin* origin;
+  Slot value;
+};
+template <class T>
+Field at(HwValue<T>& v) {
+  return {&v, &v.value};
+}
+
+struct Key {
+  const char* key;  // section.key
+  bool required;
+  Rule rule;  // numeric keys; enumerated ones ignore it
+  const char* what;
+  Field (*member)(HwConfig&);
+};
+
+constexpr bool kRequired = true, kOptional = false;
+constexpr Rule kNonNeg = Rule::NonNegative, kPos = Rule::Positive;
+
+// The schema: every key of the hardware file, once, in the order emit_hw_yaml writes them.
+const std::vector<Key>& schema() {
+  static const std::vector<Key> s = {
+      {"clocks.core_mhz", kRequired, kPos, "engine clock", [](HwConfig& h) { return at(h.clocks.core_mhz); }},
+      {"clocks.axi_mhz", kRequired, kPos, "AXI HP port clock", [](HwConfig& h) { return at(h.clocks.axi_mhz); }},
+      {"memory.l2_bytes", kRequired, kPos, "L2 scratchpad capacity", [](HwConfig& h) { return at(h.memory.l2_bytes); }},
+      {"memory.l2_word_bits", kRequired, Rule::Bits, "L2 word width",
+       [](HwConfig& h) { return at(h.memory.l2_word_bits); }},
+      {"memory.weight_fifos", kRequired, kPos, "number of weight FIFOs",
+       [](HwConfig& h) { return at(h.memory.weight_fifos); }},
+      {"memory.weight_fifo_bytes", kRequired, kPos, "capacity of one weight FIFO",
+       [](HwConfig& h) { return at(h.memory.weight_fifo_bytes); }},
+      {"memory.constant_cache_entries", kRequired, kPos, "descriptor/constant table entries",
+       [](HwConfig& h) { return at(h.memory.constant_cache_entries); }},
+      {"memory.ddr_bytes", kRequired, kPos, "host DDR capacity", [](HwConfig& h) { return at(h.memory.ddr_bytes); }},
+      {"memory.ddr_peak_gbps", kRequired, kPos, "DDR peak bandwidth, GB/s",
+       [](HwConfig& h) { return at(h.memory.ddr_peak_gbps); }},
+      {"memory.ddr_efficiency", kRequired, Rule::Fraction, "sustained fraction of DDR peak",
+       [](HwConfig& h) { return at(h.memory.ddr_efficiency); }},
+      {"memory.hp_ports", kRequired, kPos, "AXI HP ports to DDR", [](HwConfig& h) { return at(h.memory.hp_ports); }},
+      {"memory.hp_port_bits", kRequired, Rule::Bits, "width of one HP port",
+       [](HwConfig& h) { return at(h.memory.hp_port_bits); }},
+      {"compute.gemv_cores", kRequired, kPos, "GEMV cores", [](HwConfig& h) { return at(h.compute.gemv_cores); }},
+      {"compute.gemv_macs_per_clk", kRequired, kPos, "MACs per clock per GEMV core",
+       [](HwConfig& h) { return at(h.compute.gemv_macs_per_clk); }},
+      {"compute.gemm_rows", kRequired, kPos, "systolic array rows",
+       [](HwConfig& h) { return at(h.compute.gemm_rows); }},
+      {"compute.gemm_cols", kRequired, kPos, "systolic array columns",
+       [](HwConfig& h) { return at(h.compute.gemm_cols); }},
+      {"compute.sfu_elems_per_clk", kRequired, kPos, "SFU throughput",
+       [](HwConfig& h) { return at(h.compute.sfu_elems_per_clk); }},
+      {"kv.cap_tokens", kRequired, kPos, "KV ring capacity in tokens", [](HwConfig& h) { return at(h.kv.cap_tokens); }},
+      {"kv.policy", kOptional, kNonNeg, "at the cap: error | evict (sliding eviction keeping sinks)",
+       [](HwConfig& h) { return at(h.kv.policy); }},
+      {"kv.sink_tokens", kOptional, kNonNeg, "attention-sink tokens kept by evict (fewer than kv.cap_tokens)",
+       [](HwConfig& h) { return at(h.kv.sink_tokens); }},
       // NPU numerics (docs/numerics.md); absent keys take num::Formats' defaults.
-      {"numerics.act_format", {false, false, "activations in L2: f32 | bf16 | f16"}},
-      {"numerics.stream_format", {false, false, "residual streams in L2: f32 | bf16 | f16"}},
-      {"numerics.kv_format", {false, false, "KV cache: f16 | bf16 | int8"}},
-      {"numerics.score_format", {false, false, "attention scores: f32 | f16"}},
-      {"numerics.logits_format", {false, false, "logits: f32 | bf16 | f16"}},
-      {"numerics.bfp_block", {false, true, "BFP block size"}},
-      {"numerics.act_mantissa_bits", {false, true, "BFP mantissa bits of GEMV activations"}},
-      {"numerics.attn_mantissa_bits", {false, true, "BFP mantissa bits of attention operands"}},
-      {"numerics.weight_scale", {false, false, "per_row | per_group | two_level"}},
-      {"numerics.weight_group", {false, true, "inputs per weight scale group"}},
-      {"numerics.block_scale_bits", {false, true, "two_level: bits of the integer block scales"}},
+      {"numerics.act_format", kOptional, kNonNeg, "activations in L2: f32 | bf16 | f16",
+       [](HwConfig& h) { return Field{&h.numerics.act_format, &h.numerics.formats.act}; }},
+      {"numerics.stream_format", kOptional, kNonNeg, "residual streams in L2: f32 | bf16 | f16",
+       [](HwConfig& h) { return Field{&h.numerics.stream_format, &h.numerics.formats.stream}; }},
+      {"numerics.kv_format", kOptional, kNonNeg, "KV cache: f16 | bf16 | int8",
+       [](HwConfig& h) { return Field{&h.numerics.kv_format, &h.numerics.formats.kv}; }},
+      {"numerics.score_format", kOptional, kNonNeg, "attention scores: f32 | f16",
+       [](HwConfig& h) { return Field{&h.numerics.score_format, &h.numerics.formats.score}; }},
+      {"numerics.logits_format", kOptional, kNonNeg, "logits: f32 | bf16 | f16",
+       [](HwConfig& h) { return Field{&h.numerics.logits_format, &h.numerics.formats.logits}; }},
+      {"numerics.bfp_block", kOptional, kNonNeg, "BFP block size",
+       [](HwConfig& h) { return Field{&h.numerics.bfp_block, &h.numerics.formats.bfp_block}; }},
+      {"numerics.act_mantissa_bits", kOptional, kNonNeg, "BFP mantissa bits of GEMV activations",
+       [](HwConfig& h) { return Field{&h.numerics.act_mantissa_bits, &h.numerics.formats.act_mant_bits}; }},
+      {"numerics.attn_mantissa_bits", kOptional, kNonNeg, "BFP mantissa bits of attention operands",
+       [](HwConfig& h) { return Field{&h.numerics.attn_mantissa_bits, &h.numerics.formats.attn_mant_bits}; }},
+      {"numerics.weight_scale", kOptional, kNonNeg, "per_row | per_group | two_level",
+       [](HwConfig& h) { return Field{&h.numerics.weight_scale, &h.numerics.formats.weight_scale}; }},
+      {"numerics.weight_group", kOptional, kNonNeg, "inputs per weight scale group",
+       [](HwConfig& h) { return Field{&h.numerics.weight_group, &h.numerics.formats.weight_group}; }},
+      {"numerics.block_scale_bits", kOptional, kNonNeg, "two_level: bits of the integer block scales",
+       [](HwConfig& h) { return Field{&h.numerics.block_scale_bits, &h.numerics.formats.block_scale_bits}; }},
+      // Timing (docs/timing.md): optional here, required by the SystemC model and n3 estimate.
+      {"timing.ddr_latency_ns", kOptional, kNonNeg, "DDR read latency seen at an HP port, ns",
+       [](HwConfig& h) { return at(h.timing.ddr_latency_ns); }},
+      {"timing.ddr_burst_bytes", kOptional, kPos, "AXI burst size; transfers round up to whole bursts",
+       [](HwConfig& h) { return at(h.timing.ddr_burst_bytes); }},
+      {"timing.cdc_sync_cycles", kOptional, kNonNeg, "AXI-clock cycles of the port-to-core clock-domain crossing",
+       [](HwConfig& h) { return at(h.timing.cdc_sync_cycles); }},
+      {"timing.dma_hp_ports", kOptional, kPos,
+       "HP ports a DMA or SFU DDR transfer stripes over (at most memory.hp_ports)",
+       [](HwConfig& h) { return at(h.timing.dma_hp_ports); }},
+      {"timing.l2_ports", kOptional, kPos, "L2 ports (one L2 word per core clock each)",
+       [](HwConfig& h) { return at(h.timing.l2_ports); }},
+      {"timing.l2_port_words", kOptional, kPos, "L2 words one port moves per core clock (banks accessed in parallel)",
+       [](HwConfig& h) { return at(h.timing.l2_port_words); }},
+      {"timing.queue_depth", kOptional, kPos, "instructions per engine queue",
+       [](HwConfig& h) { return at(h.timing.queue_depth); }},
+      {"timing.dispatch_cycles", kOptional, kNonNeg, "core cycles to dispatch one engine instruction",
+       [](HwConfig& h) { return at(h.timing.dispatch_cycles); }},
+      {"timing.ctl_cycles", kOptional, kNonNeg, "core cycles of one control instruction",
+       [](HwConfig& h) { return at(h.timing.ctl_cycles); }},
+      {"timing.dma_setup_cycles", kOptional, kNonNeg, "DMA descriptor setup, core cycles",
+       [](HwConfig& h) { return at(h.timing.dma_setup_cycles); }},
+      {"timing.gemv_setup_cycles", kOptional, kNonNeg, "GEMV setup (descriptor, BFP alignment of x), core cycles",
+       [](HwConfig& h) { return at(h.timing.gemv_setup_cycles); }},
+      {"timing.gemv_drain_cycles", kOptional, kNonNeg,
+       "GEMV pipeline drain (adder tree, normalise, write), core cycles",
+       [](HwConfig& h) { return at(h.timing.gemv_drain_cycles); }},
+      {"timing.gemm_setup_cycles", kOptional, kNonNeg, "GEMM setup, core cycles",
+       [](HwConfig& h) { return at(h.timing.gemm_setup_cycles); }},
+      {"timing.gemm_macs_per_pe", kOptional, kPos, "MACs per processing element per clock",
+       [](HwConfig& h) { return at(h.timing.gemm_macs_per_pe); }},
+      {"timing.sfu_setup_cycles", kOptional, kNonNeg, "SFU setup, core cycles",
+       [](HwConfig& h) { return at(h.timing.sfu_setup_cycles); }},
+      {"timing.sfu_latency_cycles", kOptional, kNonNeg, "SFU pipeline latency, core cycles",
+       [](HwConfig& h) { return at(h.timing.sfu_latency_cycles); }},
+      {"timing.wbuf_tiles", kOptional, Rule::AtLeast2,
+       "slots of the weight buffers the weight stream cycles through (default 2: double buffering; at most the "
+       "weight buffers' bytes)",
+       [](HwConfig& h) { return at(h.timing.wbuf_tiles); }},
+      {"timing.sfu_passes_softmax", kOptional, kPos, "SFU reads of a row for softmax",
+       [](HwConfig& h) { return at(h.timing.sfu_passes_softmax); }},
+      {"timing.sfu_passes_rmsnorm", kOptional, kPos, "SFU reads of a row for RMSNorm",
+       [](HwConfig& h) { return at(h.timing.sfu_passes_rmsnorm); }},
+      {"timing.sfu_passes_gtopk", kOptional, kPos, "SFU reads of a row for the Gaussian top-k",
+       [](HwConfig& h) { return at(h.timing.sfu_passes_gtopk); }},
+      {"timing.sfu_passes_magmatch", kOptional, kPos, "SFU reads of a row for magnitude matching",
+       [](HwConfig& h) { return at(h.timing.sfu_passes_magmatch); }},
   };
   return s;
 }
 
+const Key* find_key(const std::string& key) {
+  static const std::map<std::string, const Key*> index = [] {
+    std::map<std::string, const Key*> m;
+    for (const Key& k : schema()) m[k.key] = &k;
+    return m;
+  }();
+  auto it = index.find(key);
+  return it == index.end() ? nullptr : it->second;
+}
+
+// Field of a const config, for reading (the accessors are written once, for the mutable form).
+Field read_field(const Key& k, const HwConfig& hw) { return k.member(const_cast<HwConfig&>(hw)); }
+
+// The value's text as the file would write it: integers in full, reals in
+// the shortest form that reads back to the same double.
+std::string value_text(const Slot& s) {
+  return std::visit(
+      [](auto* v) -> std::string {
+        using T = std::remove_pointer_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, double>) {
+          char buf[64];
+          const auto r = std::to_chars(buf, buf + sizeof buf, *v);
+          return std::string(buf, r.ptr);
+        } else if constexpr (std::is_integral_v<T>) {
+          return std::to_string(*v);
+        } else {
+          return Choice<T>::name(*v);
+        }
+      },
+      s);
+}
+
+// Sets the slot from the file's text; returns "" or what is wrong ("must be ... (is 'x')").
+std::string set_value(const Slot& s, const std::string& text, Rule rule) {
+  return std::visit(
+      [&](auto* v) -> std::string {
+        using T = std::remove_pointer_t<decltype(v)>;
+        const std::string is = " (is '" + text + "')";
+        if constexpr (std::is_arithmetic_v<T>) {
+          double x = 0;
+          size_t used = 0;
+          try {
+            x = std::stod(text, &used);
+          } catch (...) {
+            used = 0;
+          }
+          if (used == 0 || used != text.size() || !std::isfinite(x)) return "must be a number" + is;
+          if (std::is_integral_v<T>) {
+            if (std::floor(x) != x) return "must be an integer" + is;
+            if (std::fabs(x) >= double(std::numeric_limits<T>::max())) return "is out of range" + is;
+          }
+          if (!in_range(rule, x)) return rule_text(rule) + is;
+          *v = static_cast<T>(x);
+          return "";
+        } else {
+          std::string names;
+          for (int i = 0; i < Choice<T>::count; ++i) {
+            const char* n = Choice<T>::name(static_cast<T>(i));
+            if (text == n) {
+              *v = static_cast<T>(i);
+              return "";
+            }
+            names += (i ? ", " : "") + std::string(n);
+          }
+          return "must be one of " + names + is;
+        }
+      },
+      s);
+}
+
+int line_of(const YAML::Node& n) { return n.Mark().line + 1; }
+
+// Rules between keys, checked once every key is read; `lines` cites the key's line.
+void check_across(const HwConfig& hw, const std::map<std::string, int>& lines) {
+  auto where = [&](const std::string& key) {
+    auto it = lines.find(key);
+    return hw.path + (it == lines.end() ? "" : ":" + std::to_string(it->second)) + ": ";
+  };
+  require(hw.kv.sink_tokens.value < hw.kv.cap_tokens.value,
+          where("kv.sink_tokens") + "kv.sink_tokens = " + std::to_string(hw.kv.sink_tokens.value) +
+              " must be less than kv.cap_tokens = " + std::to_string(hw.kv.cap_tokens.value));
+  require(!hw.timing.dma_hp_ports.given || hw.timing.dma_hp_ports.value <= hw.memory.hp_ports.value,
+          where("timing.dma_hp_ports") + "timing.dma_hp_ports must be in [1, memory.hp_ports]");
+  require(!hw.timing.wbuf_tiles.given || hw.timing.wbuf_tiles.value <= hw.weight_buffer_bytes(),
+          where("timing.wbuf_tiles") + "timing.wbuf_tiles must be at most the weight buffers' bytes (" +
+              std::to_string(hw.weight_buffer_bytes()) + ")");
+  const std::string problem = num::formats_problem(hw.numerics.formats);
+  require(problem.empty(), hw.path + ": incompatible numerics formats: " + problem);
+}
+
 }  // namespace
 
-double HwConfig::num(const std::string& key) const {
-  auto it = params.find(key);
-  require(it != params.end(), path + ": missing hardware parameter '" + key + "'");
-  require(it->second.is_number, path + ": hardware parameter '" + key + "' is not a number");
-  return it->second.number;
+double HwConfig::ddr_sustained_bytes_per_s() const {
+  return memory.ddr_peak_gbps.value * 1e9 * memory.ddr_efficiency.value;
 }
 
-int64_t HwConfig::integer(const std::string& key) const {
-  double v = num(key);
-  require(std::floor(v) == v, path + ": hardware parameter '" + key + "' must be an integer");
-  return static_cast<int64_t>(v);
+double HwConfig::hp_bytes_per_s(int64_t ports) const {
+  return double(ports) * double(hp_port_bytes()) * clocks.axi_mhz.value * 1e6;
 }
 
-const std::string& HwConfig::str(const std::string& key) const {
-  auto it = params.find(key);
-  require(it != params.end(), path + ": missing hardware parameter '" + key + "'");
-  return it->second.text;
+double HwConfig::ddr_bytes_per_s(int64_t ports) const {
+  return std::min(ddr_sustained_bytes_per_s(), hp_bytes_per_s(ports));
+}
+
+uint64_t HwConfig::ddr_latency_bytes() const {
+  if (!timing.ddr_latency_ns.given) return 0;
+  return uint64_t(std::llround(timing.ddr_latency_ns.value * ddr_roofline_bytes_per_s() * 1e-9));
+}
+
+void HwConfig::require_timing() const {
+  for (const Key& k : schema())
+    if (std::string(k.key).rfind("timing.", 0) == 0)
+      require(read_field(k, *this).origin->given, path + ": missing hardware parameter '" + k.key + "'");
 }
 
 HwConfig parse_hw_config(const std::string& text, const std::string& where) {
@@ -114,61 +331,73 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where) {
   require(root.IsMap(), where + ": expected a mapping at the top level");
   HwConfig hw;
   hw.path = where;
+  std::map<std::string, int> lines;
   for (const auto& sec : root) {
     const std::string s = sec.first.as<std::string>();
-    if (s == "name") {
-      hw.name = sec.second.as<std::string>();
+    const std::string at_sec = where + ":" + std::to_string(line_of(sec.first)) + ": ";
+    if (s == "name" || s == "description") {
+      require(sec.second.IsScalar(), at_sec + "'" + s + "' must be a string");
+      (s == "name" ? hw.name : hw.description) = sec.second.as<std::string>();
       continue;
     }
-    if (s == "description") {
-      hw.description = sec.second.as<std::string>();
-      continue;
-    }
-    require(sec.second.IsMap(), where + ": section '" + s + "' must be a mapping");
+    require(sec.second.IsMap(), at_sec + "section '" + s + "' must be a mapping");
     for (const auto& kv : sec.second) {
       const std::string key = s + "." + kv.first.as<std::string>();
-      auto def = schema().find(key);
-      require(def != schema().end(), where + ":" + std::to_string(kv.first.Mark().line + 1) +
-                                         ": unknown hardware parameter '" + key + "'");
+      const Key* def = find_key(key);
+      require(def != nullptr, where + ":" + std::to_string(line_of(kv.first)) + ": unknown hardware parameter '" +
+                                  key + "'");
       const YAML::Node& n = kv.second;
-      require(n.IsMap() && n["value"] && n["source"],
-              where + ":" + std::to_string(n.Mark().line + 1) + ": '" + key +
-                  "' must be {value: ..., source: \"where the value comes from\"}");
-      HwParam p;
-      p.text = n["value"].as<std::string>();
-      p.source = n["source"].as<std::string>();
-      require(!p.source.empty(), where + ": '" + key + "' has an empty source");
-      try {
-        size_t used = 0;
-        p.number = std::stod(p.text, &used);
-        p.is_number = used == p.text.size();
-      } catch (...) {
-        p.is_number = false;
-      }
-      require(!def->second.numeric || p.is_number,
-              where + ":" + std::to_string(n.Mark().line + 1) + ": '" + key + "' must be a number (is '" +
-                  p.text + "')");
-      hw.params[key] = p;
+      const std::string at = where + ":" + std::to_string(line_of(n)) + ": ";
+      require(n.IsMap() && n["value"] && n["source"] && n["value"].IsScalar() && n["source"].IsScalar(),
+              at + "'" + key + "' must be {value: ..., source: \"where the value comes from\"}");
+      const Field f = def->member(hw);
+      require(!f.origin->given, at + "'" + key + "' is given twice");
+      f.origin->source = n["source"].as<std::string>();
+      require(!f.origin->source.empty(), at + "'" + key + "' has an empty source");
+      const std::string bad = set_value(f.value, n["value"].as<std::string>(), def->rule);
+      require(bad.empty(), at + "'" + key + "' " + bad);
+      f.origin->given = true;
+      lines[key] = line_of(n);
     }
   }
   require(!hw.name.empty(), where + ": missing 'name'");
-  for (const auto& [key, def] : schema())
-    require(!def.required || hw.params.count(key), where + ": missing hardware parameter '" + key + "'");
-  for (const auto& [key, p] : hw.params)
-    require(!p.is_number || p.number >= 0, where + ": '" + key + "' must not be negative");
+  for (const Key& k : schema())
+    require(!k.required || k.member(hw).origin->given, where + ": missing hardware parameter '" + k.key + "'");
+  check_across(hw, lines);
   return hw;
 }
 
-num::Formats numerics_formats(const HwConfig& hw) {
-  num::Formats f;
-  for (const auto& [key, p] : hw.params) {
-    if (key.compare(0, 9, "numerics.") != 0) continue;
-    const std::string err = num::set_formats_field(f, key.substr(9), p.text);
-    require(err.empty(), hw.path + ": " + err);
+std::string emit_hw_yaml(const HwConfig& hw) {
+  auto quoted = [](const std::string& s) {
+    YAML::Emitter e;
+    e << YAML::DoubleQuoted << s;
+    return std::string(e.c_str());
+  };
+  std::string out = "name: " + quoted(hw.name) + "\n";
+  if (!hw.description.empty()) out += "description: " + quoted(hw.description) + "\n";
+  std::string section;
+  for (const Key& k : schema()) {
+    const Field f = read_field(k, hw);
+    if (!f.origin->given) continue;
+    const std::string key = k.key;
+    const size_t dot = key.find('.');
+    if (key.substr(0, dot) != section) {
+      section = key.substr(0, dot);
+      out += section + ":\n";
+    }
+    out += "  " + key.substr(dot + 1) + ": {value: " + value_text(f.value) + ", source: " + quoted(f.origin->source) +
+           "}  # " + k.what + "\n";
   }
-  const std::string problem = num::formats_problem(f);
-  require(problem.empty(), hw.path + ": incompatible numerics formats: " + problem);
-  return f;
+  return out;
+}
+
+std::vector<HwKeyInfo> hw_keys(const HwConfig& hw) {
+  std::vector<HwKeyInfo> v;
+  for (const Key& k : schema()) {
+    const Field f = read_field(k, hw);
+    v.push_back({k.key, k.what, value_text(f.value), k.required, f.origin});
+  }
+  return v;
 }
 
 HwConfig load_hw_config(const std::string& path) {

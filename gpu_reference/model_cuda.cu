@@ -105,7 +105,7 @@ struct CudaModel::Impl {
             "--numerics must be 'npu' or 'reference' (is '" + numerics + "')");
     const std::string problem = cuda_problem();
     require(problem.empty(), "backend 'cuda': " + problem);
-    f_ = numerics_formats(hw);
+    f_ = hw.numerics.formats;
     const std::string fp = num::formats_problem(f_);
     require(fp.empty(), fp);
     require(!npu_ || f_.kv != num::KvFmt::INT8,
@@ -114,7 +114,7 @@ struct CudaModel::Impl {
     require(cfg_.head_dim % 2 == 0 && cfg_.head_dim <= 512, "cuda: head_dim must be even and at most 512");
     npu_ops_ = NpuOps{f_, float(cfg_.rms_eps)};
     ref_ops_ = RefOps{cfg_.rms_eps};
-    kv_rows_ = hw.integer("kv.cap_tokens");
+    kv_rows_ = hw.kv.cap_tokens.value;
     if (const char* g = std::getenv("N3_CUDA_GRAPHS")) graphs_ = std::string(g) != "0";
     if (const char* g = std::getenv("N3_CUDA_ATTN_SPLIT")) split_attn_ = std::string(g) != "0";
     if (const char* g = std::getenv("N3_CUDA_ATTN_PRE")) attn_pre_ = std::string(g) != "0";

@@ -64,8 +64,7 @@ int cmd_compile(const Args& a) {
                 std::to_string(m->max_chunk()) + ") and the powers of two below it only");
   }
   prepare_output_dir(out, force);
-  // The MAC engines stream weights through timing.wbuf_tiles slots of the weight buffers (double buffering unless said).
-  const uint64_t tile_bytes = m->limits().wbuf / uint64_t(hwc.has("timing.wbuf_tiles") ? hwc.integer("timing.wbuf_tiles") : 2);
+  const uint64_t tile_bytes = uint64_t(hwc.weight_tile_bytes());  // one slot of timing.wbuf_tiles
   const CompileSummary r = write_compiled(*m, out, o, tile_bytes);
   std::printf("DDR %llu of %llu bytes (%.1f%%, %llu free); L2 high-water %llu + %llu resident of %llu bytes (%llu free); max chunk %d\n",
               static_cast<unsigned long long>(r.ddr_bytes), static_cast<unsigned long long>(r.ddr_capacity),

@@ -54,9 +54,9 @@ void load_spec(const std::string& spec, sim::Memory& mem) {
 
 sim::Capacities capacities(const HwConfig& hw) {
   sim::Capacities c;
-  c.ddr = static_cast<uint64_t>(hw.integer("memory.ddr_bytes"));
-  c.l2 = static_cast<uint64_t>(hw.integer("memory.l2_bytes"));
-  c.wbuf = static_cast<uint64_t>(hw.integer("memory.weight_fifos") * hw.integer("memory.weight_fifo_bytes"));
+  c.ddr = static_cast<uint64_t>(hw.memory.ddr_bytes.value);
+  c.l2 = static_cast<uint64_t>(hw.memory.l2_bytes.value);
+  c.wbuf = static_cast<uint64_t>(hw.weight_buffer_bytes());
   return c;
 }
 
@@ -130,7 +130,7 @@ int cmd_sim(const Args& a) {
   const std::vector<uint8_t> bin = read_file_bytes(program);
   isa::Program prog = isa::parse_program(bin.data(), bin.size(), program);
   sim::SimOptions opt;
-  opt.formats = numerics_formats(hwc);
+  opt.formats = hwc.numerics.formats;
   opt.caps = capacities(hwc);
   opt.hazards = vm.count("no-hazard-check") == 0;
   opt.max_steps = max_steps;

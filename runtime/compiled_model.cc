@@ -43,16 +43,11 @@ const char* dtype_of(const std::string& native) {
 
 comp::HwLimits hw_limits(const HwConfig& hw) {
   comp::HwLimits h;
-  h.ddr = uint64_t(hw.integer("memory.ddr_bytes"));
-  h.l2 = uint64_t(hw.integer("memory.l2_bytes"));
-  h.wbuf = uint64_t(hw.integer("memory.weight_fifos") * hw.integer("memory.weight_fifo_bytes"));
-  h.kv_cap = hw.integer("kv.cap_tokens");
-  if (hw.has("timing.ddr_latency_ns")) {  // one latency at the memory roofline, in bytes
-    const double gbps = std::min(hw.num("memory.ddr_peak_gbps") * hw.num("memory.ddr_efficiency"),
-                                 hw.num("memory.hp_ports") * hw.num("memory.hp_port_bits") / 8 *
-                                     hw.num("clocks.axi_mhz") / 1000);
-    h.ddr_latency_bytes = uint64_t(std::llround(hw.num("timing.ddr_latency_ns") * gbps));
-  }
+  h.ddr = uint64_t(hw.memory.ddr_bytes.value);
+  h.l2 = uint64_t(hw.memory.l2_bytes.value);
+  h.wbuf = uint64_t(hw.weight_buffer_bytes());
+  h.kv_cap = hw.kv.cap_tokens.value;
+  h.ddr_latency_bytes = hw.ddr_latency_bytes();
   return h;
 }
 
@@ -72,7 +67,7 @@ CompiledModel::~CompiledModel() = default;
 void CompiledModel::plan(const HwConfig& hw, const CompiledOptions& o) {
   require(o.max_chunk >= 0, "the prefill chunk must be >= 0 (0: the largest that fits L2)");
   require(o.resident_bytes >= -1, "the resident-weight bytes must be -1 or more");
-  f_ = numerics_formats(hw);
+  f_ = hw.numerics.formats;
   hw_ = hw_limits(hw);
   dump_all_ = o.dump_all;
   fit_ = comp::largest_chunk(cfg_, f_, hw_);  // larger chunks spill activations to DDR

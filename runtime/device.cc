@@ -12,7 +12,7 @@ namespace n3 {
 
 std::string logits_dtype(const HwConfig& hw, const std::string& numerics) {
   if (numerics != "npu") return "float32";
-  switch (numerics_formats(hw).logits) {
+  switch (hw.numerics.formats.logits) {
     case num::Fmt::BF16: return "bfloat16";
     case num::Fmt::F16: return "float16";
     default: return "float32";
@@ -24,22 +24,19 @@ void set_run_meta(DumpCollector& rec, const Device& dev, const std::string& mode
   rec.set_meta("numerics", dev.numerics());
   rec.set_meta("model", model);
   rec.set_meta("hw", dev.hw().name);
-  if (dev.numerics() == "npu") rec.set_meta("formats", num::formats_to_string(numerics_formats(dev.hw())));
+  if (dev.numerics() == "npu") rec.set_meta("formats", num::formats_to_string(dev.hw().numerics.formats));
 }
 
 Device::Device(const DeviceOptions& opt) : hw_(load_hw_config(opt.hw_path)), numerics_(opt.numerics) {
   require(numerics_ == "npu" || numerics_ == "reference",
           "--numerics must be 'npu' or 'reference' (is '" + numerics_ + "')");
-  if (hw_.has("kv.policy")) {  // checked now, not at the cap
-    const std::string& p = hw_.str("kv.policy");
-    require(p == "error" || p == "evict", hw_.path + ": kv.policy must be 'error' or 'evict' (is '" + p + "')");
-    policy_ = p == "evict" ? KvPolicy::Evict : KvPolicy::Error;
-  }
 }
 
-int64_t Device::kv_capacity() const { return hw().integer("kv.cap_tokens"); }
+int64_t Device::kv_capacity() const { return hw_.kv.cap_tokens.value; }
 
-int64_t Device::kv_sinks() const { return hw().has("kv.sink_tokens") ? hw().integer("kv.sink_tokens") : 0; }
+KvPolicy Device::kv_policy() const { return hw_.kv.policy.value; }
+
+int64_t Device::kv_sinks() const { return hw_.kv.sink_tokens.value; }
 
 void Device::check_ids(const std::vector<int32_t>& ids, const char* what) const {
   const int64_t V = config().vocab;
@@ -66,7 +63,7 @@ void Device::finish(std::chrono::steady_clock::time_point t0, int64_t tokens, do
   timing_.tokens = tokens;
   if (sim_ps >= 0) {
     timing_.sim_seconds = sim_ps * 1e-12;
-    timing_.sim_cycles = int64_t(std::llround(sim_ps * 1e-6 * hw_.num("clocks.core_mhz")));
+    timing_.sim_cycles = int64_t(std::llround(sim_ps * 1e-6 * hw_.clocks.core_mhz.value));
   }
 }
 

@@ -54,11 +54,6 @@ struct StepTiming {
   int64_t tokens = 0;
 };
 
-// What happens when a sequence would exceed the KV cache (hardware file
-// kv.cap_tokens): "error" refuses the step; "evict" drops the oldest rows
-// but keeps the first kv.sink_tokens (attention sinks), StreamingLLM-style.
-enum class KvPolicy { Error, Evict };
-
 class Device {
  public:
   virtual ~Device() = default;
@@ -82,7 +77,7 @@ class Device {
   const StepTiming& last_timing() const { return timing_; }
 
   int64_t kv_capacity() const;
-  KvPolicy kv_policy() const { return policy_; }
+  KvPolicy kv_policy() const;
   int64_t kv_sinks() const;
 
  protected:
@@ -108,7 +103,6 @@ class Device {
   // Records the timing of a call begun at t0 (sim_ps < 0: no simulated time).
   void finish(std::chrono::steady_clock::time_point t0, int64_t tokens, double sim_ps);
   std::string numerics_;
-  KvPolicy policy_ = KvPolicy::Error;
   StepTiming timing_;
 };
 

@@ -9,7 +9,7 @@ namespace n3 {
 
 std::unique_ptr<Kernels> make_kernels(const std::string& numerics, const HwConfig& hw) {
   if (numerics == "reference") return make_reference_kernels();
-  if (numerics == "npu") return make_npu_kernels(numerics_formats(hw));
+  if (numerics == "npu") return make_npu_kernels(hw.numerics.formats);
   throw Error("--numerics must be 'npu' or 'reference' (is '" + numerics + "')");
 }
 
@@ -21,7 +21,7 @@ std::shared_ptr<const WeightSource> open_weights_for(const std::string& path, co
 std::shared_ptr<const WeightSource> open_weights_for(const std::string& path, const std::string& numerics,
                                                      const HwConfig& hw) {
   if (numerics != "npu") return open_weights_for(path, numerics);
-  const num::Formats f = numerics_formats(hw);
+  const num::Formats f = hw.numerics.formats;
   require(f.weight_scale != num::WScale::TwoLevel,
           hw.path + ": numerics.weight_scale = two_level: the golden model reads per_row or per_group INT4 "
                     "weights only (two-level scales exist in the numerics core, not in .n3w files)");

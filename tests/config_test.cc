@@ -126,9 +126,13 @@ TEST(ModelConfig, E4BAndE2BHaveTheBriefsDimensions) {
 TEST(HwConfig, Kv260LoadsWithSourcesForEveryValue) {
   HwConfig hw = load_hw_config(test::source_dir() + "/configs/hw/kv260.yaml");
   EXPECT_EQ(hw.name, "kv260");
-  EXPECT_EQ(hw.integer("memory.l2_bytes"), 114688 * 16);
-  EXPECT_DOUBLE_EQ(hw.num("clocks.core_mhz"), 400);
-  for (const auto& [k, p] : hw.params) EXPECT_FALSE(p.source.empty()) << k;
+  EXPECT_EQ(hw.memory.l2_bytes.value, 114688 * 16);
+  EXPECT_DOUBLE_EQ(hw.clocks.core_mhz.value, 400);
+  for (const HwKeyInfo& k : hw_keys(hw)) {
+    if (k.origin->given) {
+      EXPECT_FALSE(k.origin->source.empty()) << k.key;
+    }
+  }
 }
 
 TEST(HwConfig, RejectsUnknownKeysMissingSourcesAndWrongTypes) {

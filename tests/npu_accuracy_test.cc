@@ -53,7 +53,7 @@ TEST(NpuAccuracy, DefaultFormatsMeetTheBarsOnEveryFixture) {
     ASSERT_TRUE(file_exists(d + "/hf/config.json")) << "fixture missing";
     // The hub fixture (bf16 shards) has HF's outputs from its bf16 weights beside it.
     const std::string ref = file_exists(d + "/bf16_reference/logits.npy") ? d + "/bf16_reference" : d;
-    GoldenModel gm(quantize_on_load(open_weights(d + "/hf")), make_npu_kernels(numerics_formats(hw)));
+    GoldenModel gm(quantize_on_load(open_weights(d + "/hf")), make_npu_kernels(hw.numerics.formats));
     const ModelConfig& c = gm.config();
     DumpCollector rec(false);
     Sequence seq = gm.new_sequence();
@@ -94,7 +94,7 @@ TEST(NpuAccuracy, DefaultFormatsMeetTheBarsOnEveryFixture) {
     std::printf("[%s] NPU (%s) vs HF: worst layer-stream cosine %.7f (bar 0.9995); logits cosine %.7f, decode "
                 "logits cosine %.7f (bar 0.9999; worst single prompt position %.6f); argmax mismatches %d of %d rows "
                 "with margin > 0.25\n",
-                f, num::formats_to_string(numerics_formats(hw)).c_str(), worst, lc, dc, worst_row, bad, checked);
+                f, num::formats_to_string(hw.numerics.formats).c_str(), worst, lc, dc, worst_row, bad, checked);
   }
 }
 
@@ -121,7 +121,7 @@ TEST(NpuAccuracyLarge, E2bSyntheticPrefillAgainstReferenceNumerics) {
     return d;
   };
   const DumpCollector ref = prefill(w, make_reference_kernels());
-  const DumpCollector npu = prefill(quantize_on_load(w, 0), make_npu_kernels(numerics_formats(hw)));
+  const DumpCollector npu = prefill(quantize_on_load(w, 0), make_npu_kernels(hw.numerics.formats));
   std::printf("E2B synthetic, 32-token prefill, NPU vs reference numerics, worst stream cosine per layer:\n");
   for (int l = 0; l < c.layers; ++l) {
     const Tensor& a = *npu.find("layers." + std::to_string(l));

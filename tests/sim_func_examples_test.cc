@@ -56,7 +56,7 @@ void gemv_case(const num::Formats& f) {
 
 TEST(SimFuncExamples, GemvInt4RowAndGroupScales) {
   gemv_case(num::Formats{});
-  gemv_case(numerics_formats(load_hw_config(source_dir() + "/configs/hw/kv260.yaml")));
+  gemv_case(load_hw_config(source_dir() + "/configs/hw/kv260.yaml").numerics.formats);
 }
 
 TEST(SimFuncExamples, GemmEqualsGemv) {

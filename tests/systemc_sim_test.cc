@@ -371,8 +371,12 @@ TEST(SystemcHw, DesignPointsLoadWithTimingAndEstimateMatchesPccx) {
   for (const char* h : {"kv260", "lpddr5x-edge", "hbm-server"}) {
     const HwConfig hw = load_hw_config(source_dir() + "/configs/hw/" + h + ".yaml");
     const timing::Params p = timing::load_params(hw);
-    EXPECT_GT(p.ddr_bytes_per_s(p.hp_ports), 0.0) << h;
-    for (const auto& [k, v] : hw.params) EXPECT_FALSE(v.source.empty()) << h << " " << k;
+    EXPECT_GT(p.ddr_bytes_per_s(p.memory.hp_ports.value), 0.0) << h;
+    for (const HwKeyInfo& k : hw_keys(hw)) {
+      if (k.origin->given) {
+        EXPECT_FALSE(k.origin->source.empty()) << h << " " << k.key;
+      }
+    }
   }
   // pccx v002: the KV260's effective DDR bounds E4B decode at ~4.5-5.4 tok/s,
   // the GEMV MAC rate at ~11.5 tok/s (docs/timing.md).

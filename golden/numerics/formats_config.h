@@ -42,6 +42,9 @@ struct Formats {
   }
 };
 
+// Bytes of one stored K or V element (INT8's per-token scales aside).
+inline int kv_elem_bytes(KvFmt f) { return f == KvFmt::INT8 ? 1 : 2; }
+
 inline const char* fmt_name(Fmt f) { return f == Fmt::BF16 ? "bf16" : f == Fmt::F16 ? "f16" : "f32"; }
 inline const char* kv_fmt_name(KvFmt f) { return f == KvFmt::BF16 ? "bf16" : f == KvFmt::INT8 ? "int8" : "f16"; }
 inline const char* wscale_name(WScale w) {

@@ -8,7 +8,12 @@ namespace n3::sc {
 using isa::Space;
 
 EngineUnit::EngineUnit(sc_core::sc_module_name n, Context& c, int engine)
-    : sc_core::sc_module(n), queue(static_cast<int>(c.p.queue_depth)), ddr("ddr"), l2("l2"), c_(c), engine_(engine) {
+    : sc_core::sc_module(n),
+      queue(static_cast<int>(c.p.timing.queue_depth.value)),
+      ddr("ddr"),
+      l2("l2"),
+      c_(c),
+      engine_(engine) {
   SC_THREAD(run);
 }
 
@@ -87,17 +92,19 @@ void EngineUnit::run() {
 }
 
 EngineUnit::Timed DmaUnit::model(const sim::Issued& in) {
-  const double now = c_.now_ps(), setup = double(c_.p.dma_setup_cycles) * c_.p.core_ps();
+  const double now = c_.now_ps(), setup = double(c_.p.timing.dma_setup_cycles.value) * c_.p.core_ps();
   const sim::View& dst = in.op("dst");
   double end = now + setup;
-  if (in.def->opcode == isa::Opcode::MEMCPY) end = std::max(end, move(in.op("src"), false, now + setup, c_.p.dma_hp_ports));
-  end = std::max(end, move(dst, true, now + setup, c_.p.dma_hp_ports));
+  const int64_t ports = c_.p.timing.dma_hp_ports.value;
+  if (in.def->opcode == isa::Opcode::MEMCPY) end = std::max(end, move(in.op("src"), false, now + setup, ports));
+  end = std::max(end, move(dst, true, now + setup, ports));
   return {end, setup};
 }
 
 MacUnit::MacUnit(sc_core::sc_module_name n, Context& c, int engine) : EngineUnit(n, c, engine) {
   if (engine == 2)
-    for (int64_t i = 0; i < c.p.gemv_cores; ++i) cores_.push_back(std::make_unique<MacCore>(("core" + std::to_string(i)).c_str()));
+    for (int64_t i = 0; i < c.p.compute.gemv_cores.value; ++i)
+      cores_.push_back(std::make_unique<MacCore>(("core" + std::to_string(i)).c_str()));
 }
 
 EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
@@ -109,21 +116,23 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
   double compute_all;
   if (gemm) {
     c_.gemm_macs += static_cast<uint64_t>(macs);
-    compute_all = std::ceil(double(macs) / double(p.gemm_rows * p.gemm_cols * p.gemm_macs_per_pe)) * clk;
+    compute_all = std::ceil(double(macs) / double(p.gemm_macs_per_clk_total())) * clk;
   } else {
     // Outputs dealt to the cores in turn; the unit finishes with its busiest core.
-    const int64_t outs = std::max<int64_t>(in.op("dst").numel(), 1), per_out = macs / outs, n = p.gemv_cores;
+    const int64_t outs = std::max<int64_t>(in.op("dst").numel(), 1), per_out = macs / outs;
+    const int64_t n = p.compute.gemv_cores.value;
     compute_all = 0;
     for (int64_t k = 0; k < n; ++k) {
       const int64_t share = outs / n + (k < outs % n ? 1 : 0);
-      const double t = std::ceil(double(share * per_out) / double(p.gemv_macs_per_clk)) * clk;
+      const double t = std::ceil(double(share * per_out) / double(p.compute.gemv_macs_per_clk.value)) * clk;
       cores_[static_cast<size_t>(k)]->busy_ps += t;
       compute_all = std::max(compute_all, t);
     }
   }
-  const double setup = double(gemm ? p.gemm_setup_cycles : p.gemv_setup_cycles) * clk;
+  const double setup = double(gemm ? p.timing.gemm_setup_cycles.value : p.timing.gemv_setup_cycles.value) * clk;
   // The systolic array drains through its rows and columns; the GEMV cores through their adder trees.
-  const double drain = double(gemm ? p.gemm_rows + p.gemm_cols : p.gemv_drain_cycles) * clk;
+  const double drain =
+      double(gemm ? p.compute.gemm_rows.value + p.compute.gemm_cols.value : p.timing.gemv_drain_cycles.value) * clk;
   // Activations in: one L2 read before the first MAC.
   const double x_ready = move(in.op("src"), false, now + setup, 1);
   const sim::View& w = in.op("w");
@@ -138,7 +147,7 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
       const WbufIf::Slot slot = wbuf->take();
       const double not_before = std::max(now + setup, slot.free_ps);
       c_.wait_until(not_before);  // lets other engines' transfers interleave with this stream
-      const double landed = ddr_move(b, false, not_before, p.hp_ports, w.d.base + uint64_t(off));
+      const double landed = ddr_move(b, false, not_before, p.memory.hp_ports.value, w.d.base + uint64_t(off));
       ddr_wait += std::max(0.0, landed - compute_end);  // the MACs idle until the tile lands
       compute_end = std::max(compute_end, landed) + compute_all * double(b) / double(wbytes);
       wbuf->hold(slot.index, b, compute_end);
@@ -161,11 +170,14 @@ EngineUnit::Timed SfuUnit::model(const sim::Issued& in) {
   const double now = c_.now_ps(), clk = p.core_ps();
   const int64_t work = timing::sfu_work(p, in);
   c_.sfu_work += static_cast<uint64_t>(work);
-  const double setup = double(p.sfu_setup_cycles) * clk;
-  const double compute = setup + (std::ceil(double(work) / p.sfu_elems_per_clk) + double(p.sfu_latency_cycles)) * clk;
+  const double setup = double(p.timing.sfu_setup_cycles.value) * clk;
+  const double compute =
+      setup +
+      (std::ceil(double(work) / p.compute.sfu_elems_per_clk.value) + double(p.timing.sfu_latency_cycles.value)) * clk;
   double end = now + compute;
-  for (const char* f : {"a", "b"}) end = std::max(end, move(in.op(f), false, now + setup, p.dma_hp_ports));
-  end = std::max(end, move(in.op("dst"), true, now + setup, p.dma_hp_ports));
+  const int64_t ports = p.timing.dma_hp_ports.value;
+  for (const char* f : {"a", "b"}) end = std::max(end, move(in.op(f), false, now + setup, ports));
+  end = std::max(end, move(in.op("dst"), true, now + setup, ports));
   return {end, compute};
 }
 

@@ -8,16 +8,16 @@
 namespace n3::sc {
 
 DdrHp::DdrHp(sc_core::sc_module_name n, Context& c) : MemTarget(n), c_(c), channel_("channel", c, "DDR") {
-  for (int64_t i = 0; i < c.p.hp_ports; ++i)
+  for (int64_t i = 0; i < c.p.memory.hp_ports.value; ++i)
     hp_.push_back(std::make_unique<Port>(("hp" + std::to_string(i)).c_str(), c, "HP" + std::to_string(i)));
 }
 
 Xfer DdrHp::transfer(const Req& r) {
   const timing::Params& p = c_.p;
   const double now = c_.now_ps(), t0 = std::max(r.not_before_ps, now);
-  const int64_t bursts = (r.bytes + p.burst_bytes - 1) / p.burst_bytes, moved = bursts * p.burst_bytes;
-  const double chan_ps = double(moved) / (p.ddr_peak_gbps * 1e9 * p.ddr_efficiency) * 1e12;
-  const double port_ps = double(moved) / double(r.ports) / (double(p.hp_port_bytes) * p.axi_mhz * 1e6) * 1e12;
+  const int64_t burst = p.timing.ddr_burst_bytes.value, moved = (r.bytes + burst - 1) / burst * burst;
+  const double chan_ps = double(moved) / p.ddr_sustained_bytes_per_s() * 1e12;
+  const double port_ps = double(moved) / double(r.ports) / p.hp_bytes_per_s(1) * 1e12;
   channel_.line.forget_before(now);
   for (auto& h : hp_) h->line.forget_before(now);
   // The r.ports ports whose gaps open first, then one start all of them and the channel share.
@@ -51,7 +51,7 @@ void DdrHp::reset_counts() {
 }
 
 L2::L2(sc_core::sc_module_name n, Context& c) : MemTarget(n), c_(c) {
-  for (int64_t i = 0; i < c.p.l2_ports; ++i)
+  for (int64_t i = 0; i < c.p.timing.l2_ports.value; ++i)
     ports_.push_back(std::make_unique<Port>(("port" + std::to_string(i)).c_str(), c, "L2 port " + std::to_string(i)));
 }
 
@@ -79,7 +79,7 @@ void L2::reset_counts() {
 }
 
 WeightBuffer::WeightBuffer(sc_core::sc_module_name n, Context& c)
-    : sc_core::sc_module(n), c_(c), free_at_(static_cast<size_t>(c.p.wbuf_tiles), 0.0) {}
+    : sc_core::sc_module(n), c_(c), free_at_(static_cast<size_t>(c.p.timing.wbuf_tiles.value), 0.0) {}
 
 int64_t WeightBuffer::tile_bytes() const { return c_.p.weight_tile_bytes(); }
 

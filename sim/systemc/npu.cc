@@ -61,7 +61,7 @@ class Ctl : public sc_core::sc_module {
           st.stall_ps["tokens"] += c_.now_ps() - t0;
           const double start = c_.now_ps();
           c_.sim->exec_control();
-          sc_core::wait(c_.ps(double(c_.p.ctl_cycles) * clk));
+          sc_core::wait(c_.ps(double(c_.p.timing.ctl_cycles.value) * clk));
           st.busy_ps += c_.now_ps() - start;
           ++st.instructions;
           if (c_.record_slices) c_.slices.push_back({0, n.pc, start, c_.now_ps() - start});
@@ -73,7 +73,7 @@ class Ctl : public sc_core::sc_module {
           const double start = c_.now_ps();
           q->nb_write(c_.sim->dispatch());
           ++c_.dispatched[static_cast<size_t>(n.engine)];
-          sc_core::wait(c_.ps(double(c_.p.dispatch_cycles) * clk));
+          sc_core::wait(c_.ps(double(c_.p.timing.dispatch_cycles.value) * clk));
           st.busy_ps += c_.now_ps() - start;
         }
         if (progress_ && (c_.sim->stats().fetched & 0xfff) == 0) {
@@ -154,7 +154,8 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
     el.c->p = p;
     el.top = std::make_unique<Top>("npu", *el.c, o.progress);
   }
-  require(el.c->p.name == p.name && el.c->p.core_mhz == p.core_mhz && el.c->p.queue_depth == p.queue_depth,
+  require(el.c->p.name == p.name && el.c->p.clocks.core_mhz.value == p.clocks.core_mhz.value &&
+              el.c->p.timing.queue_depth.value == p.timing.queue_depth.value,
           "n3 sim --backend systemc: the model was elaborated for hardware '" + el.c->p.name + "'; one design point per process");
   Context* c = el.c.get();
   Top* top = el.top.get();

@@ -199,11 +199,11 @@ std::string summary_line(const Totals& r) {
   // peak is many times the GEMV cores'.
   const double cyc = r.cycles(r.total_ps);
   const double gemv_peak = double(r.params.gemv_macs_per_clk_total()) * cyc;
-  const double gemm_peak = double(r.params.gemm_rows * r.params.gemm_cols * r.params.gemm_macs_per_pe) * cyc;
+  const double gemm_peak = double(r.params.gemm_macs_per_clk_total()) * cyc;
   char b[320];
   std::snprintf(b, sizeof b,
                 "n3 sim: %.0f cycles at %.0f MHz (%.3f us), DDR %.3f GB/s achieved, MAC utilisation GEMV %.1f%% GEMM %.1f%%",
-                cyc, r.params.core_mhz, r.total_ps * 1e-6,
+                cyc, r.params.clocks.core_mhz.value, r.total_ps * 1e-6,
                 r.total_ps > 0 ? double(r.ddr_read + r.ddr_written) / (r.total_ps * 1e-12) / 1e9 : 0.0,
                 gemv_peak > 0 ? 100.0 * double(r.macs - r.gemm_macs) / gemv_peak : 0.0,
                 gemm_peak > 0 ? 100.0 * double(r.gemm_macs) / gemm_peak : 0.0);
@@ -217,8 +217,8 @@ std::string stats_json(const Totals& r, bool timing_only) {
   j["timing_only"] = timing_only;
   j["total_cycles"] = r.cycles(r.total_ps);
   j["time_s"] = r.total_ps * 1e-12;
-  j["core_mhz"] = p.core_mhz;
-  j["axi_mhz"] = p.axi_mhz;
+  j["core_mhz"] = p.clocks.core_mhz.value;
+  j["axi_mhz"] = p.clocks.axi_mhz.value;
   for (const UnitReport& u : r.units) {
     auto& ju = j["units"][u.name];
     ju["instructions"] = u.instructions;
@@ -248,20 +248,20 @@ std::string stats_json(const Totals& r, bool timing_only) {
   bw["ddr_bytes_read"] = r.ddr_read;
   bw["ddr_bytes_written"] = r.ddr_written;
   bw["achieved_gbps"] = secs > 0 ? double(r.ddr_read + r.ddr_written) / secs / 1e9 : 0.0;
-  bw["ddr_peak_gbps"] = p.ddr_peak_gbps;
-  bw["hp_ports_peak_gbps"] = p.hp_bytes_per_s(p.hp_ports) / 1e9;
-  bw["roofline_gbps"] = p.ddr_bytes_per_s(p.hp_ports) / 1e9;
+  bw["ddr_peak_gbps"] = p.memory.ddr_peak_gbps.value;
+  bw["hp_ports_peak_gbps"] = p.hp_bytes_per_s(p.memory.hp_ports.value) / 1e9;
+  bw["roofline_gbps"] = p.ddr_roofline_bytes_per_s() / 1e9;
   bw["ddr_busy_fraction"] = r.total_ps > 0 ? r.ddr_busy_ps / r.total_ps : 0.0;
   auto& mu = j["mac_utilisation"];
   mu["macs"] = r.macs;
   mu["gemv_macs"] = r.macs - r.gemm_macs;
   mu["gemm_macs"] = r.gemm_macs;
   mu["gemv_peak_macs_per_clk"] = p.gemv_macs_per_clk_total();
-  mu["gemm_peak_macs_per_clk"] = p.gemm_rows * p.gemm_cols * p.gemm_macs_per_pe;
+  mu["gemm_peak_macs_per_clk"] = p.gemm_macs_per_clk_total();
   mu["gemv_utilisation"] =
       r.total_ps > 0 ? double(r.macs - r.gemm_macs) / (double(p.gemv_macs_per_clk_total()) * r.cycles(r.total_ps)) : 0.0;
   mu["gemm_utilisation"] =
-      r.total_ps > 0 ? double(r.gemm_macs) / (double(p.gemm_rows * p.gemm_cols * p.gemm_macs_per_pe) * r.cycles(r.total_ps))
+      r.total_ps > 0 ? double(r.gemm_macs) / (double(p.gemm_macs_per_clk_total()) * r.cycles(r.total_ps))
                      : 0.0;
   j["sfu_element_passes"] = r.sfu_work;
   j["layers"] = nlohmann::ordered_json::object();

@@ -1,0 +1,40 @@
+#include "golden/decode_traffic.h"
+
+#include <algorithm>
+
+#include "golden/weight_names.h"
+
+namespace n3 {
+
+DecodeTraffic decode_traffic(const ModelConfig& c, const num::Formats& f, int64_t context) {
+  DecodeTraffic t;
+  for (const WeightSpec& w : weight_specs(c)) {
+    const double n = double(numel(w.shape));
+    const double rows = w.shape.size() == 2 ? double(w.shape[0]) : 1.0;
+    const double cols = w.shape.size() == 2 ? double(w.shape[1]) : n;
+    if (w.kind == WeightKind::Vector) {
+      t.weight_bytes += n * 4;
+    } else if (w.kind == WeightKind::FloatMatrix) {
+      t.weight_bytes += n * 4;
+      t.macs += n;
+    } else if (w.is_embedding) {
+      t.weight_bytes += cols / 2 + 4;  // the looked-up row
+      if (rows == c.vocab && cols == c.hidden) {  // tied LM head: every row
+        t.weight_bytes += n / 2 + rows * 4;
+        t.macs += n;
+      }
+    } else {
+      t.weight_bytes += n / 2 + rows * 4;
+      t.macs += n;
+    }
+  }
+  const double kv_elem_bytes = num::kv_elem_bytes(f.kv);
+  for (int l = 0; l < c.layers; ++l) {
+    const int64_t window = c.is_global(l) ? context : std::min<int64_t>(context, c.sliding_window);
+    t.kv_bytes += 2.0 * double(window) * double(c.kv_dim()) * kv_elem_bytes;  // K and V
+    t.macs += 2.0 * double(window) * double(c.q_dim());                      // q.k and p.v
+  }
+  return t;
+}
+
+}  // namespace n3
