@@ -261,6 +261,11 @@ __global__ void __launch_bounds__(kRowThreads)
     load_rows<1>(dst, src, D);
   }
   __syncthreads();
+  // Layer 0 reads x0, which stream 0 holds rounded to the stream format
+  // (altup_project_kernel); the later layers' corr[0] is already in it, and
+  // rounding it again is exact.
+  for (int i = tid; i < D; i += nthr) A[i] = ops.store_stream(A[i]);
+  __syncthreads();
   router_block(ops, A, B, router_norm, router, D, S, inv_d, s_m, nullptr);
   float* out = mc + size_t(t) * (S + S * S);
   if (tid < S) out[tid] = s_m[tid];

@@ -45,13 +45,9 @@ int cmd_compile(const Args& a) {
   const bool image = vm.count("image") > 0;
   require(image || !vm.count("ids"), "--ids needs --image");
   const HwConfig hwc = load_hw_config(hw);
-  const bool yaml = model.size() > 5 && (model.substr(model.size() - 5) == ".yaml" || model.substr(model.size() - 4) == ".yml");
-  require(!image || !yaml, "--image needs weights (a checkpoint or .n3w), not a model YAML");
-  const CompiledOptions co{chunk, resident, false};
+  require(!image || !is_model_yaml(model), "--image needs weights (a checkpoint or .n3w), not a model YAML");
   // The plan and programs need shapes only; the image needs the weights.
-  std::unique_ptr<CompiledModel> m =
-      image ? std::make_unique<CompiledModel>(open_weights_for(model, "npu", hwc), hwc, co)
-            : std::make_unique<CompiledModel>(load_model_shapes(model), hwc, co);
+  const std::unique_ptr<CompiledModel> m = open_compiled_model(model, hwc, CompiledOptions{chunk, resident}, image);
   CompileOutputs o;
   o.image = image;
   o.model_name = model;

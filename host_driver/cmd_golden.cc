@@ -42,7 +42,6 @@ int cmd_golden(const Args& a) {
   // Refuse early, before any work, but create nothing until the run succeeded.
   if (file_exists(dump) && !force) prepare_output_dir(dump, false);
 
-  require(numerics == "npu" || numerics == "reference", "--numerics must be 'npu' or 'reference' (is '" + numerics + "')");
   // Every backend, golden included, runs the same flow through the Device API.
   std::unique_ptr<Device> dev = open_device(backend, DeviceOptions{model, hw, numerics});
   DumpCollector rec(vm.count("dump-all") > 0);
@@ -52,18 +51,11 @@ int cmd_golden(const Args& a) {
   std::vector<int32_t> feed;
   if (!feed_path.empty()) feed = read_ids(feed_path, dev->config().vocab);
   const int seq = dev->open_sequence();
-  const auto t0 = std::chrono::steady_clock::now();
-  const size_t step = chunk > 0 ? size_t(chunk) : ids.size();
-  for (size_t b = 0; b < ids.size(); b += step)
-    dev->prefill(seq, std::vector<int32_t>(ids.begin() + long(b), ids.begin() + long(std::min(ids.size(), b + step))), &rec);
-  const auto t1 = std::chrono::steady_clock::now();
-  for (int32_t id : feed) dev->decode({seq}, {id}, &rec);
-  const auto t2 = std::chrono::steady_clock::now();
+  const PromptTimes t = run_prompt(*dev, seq, ids, size_t(chunk), feed, &rec);
 
   prepare_output_dir(dump, force);
   rec.write(dump);
-  const double pre = std::chrono::duration<double>(t1 - t0).count();
-  const double dec = std::chrono::duration<double>(t2 - t1).count();
+  const double pre = t.prefill_s, dec = t.decode_s;
   std::fprintf(stderr, "n3 golden: %s numerics%s%s, %zu prompt tokens in %.3f s", numerics.c_str(),
                backend == "golden" ? "" : " on backend ", backend == "golden" ? "" : backend.c_str(), ids.size(), pre);
   if (!feed.empty()) std::fprintf(stderr, ", %zu decode steps in %.3f s (%.2f tok/s)", feed.size(), dec,

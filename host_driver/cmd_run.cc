@@ -13,6 +13,7 @@
 #include "base/npy.h"
 #include "host_driver/cli_util.h"
 #include "host_driver/backends.h"
+#include "host_driver/generate.h"
 #include "host_driver/sampler.h"
 #include "host_driver/tokenizer.h"
 
@@ -83,9 +84,7 @@ int cmd_run(const Args& a) {
   // The run's own tensors: prefill (the last position's logits, as every
   // backend returns them) and each decode step, comparable with n3 diff.
   DumpCollector rec(opt.dump_all);
-  rec.set_meta("backend", backend);
-  rec.set_meta("numerics", numerics);
-  rec.set_meta("model", model);
+  set_run_meta(rec, *dev, model);
   rec.set_logits_last(true);
   Recorder* r = dump.empty() ? nullptr : &rec;
   const int V = dev->config().vocab;
@@ -97,62 +96,17 @@ int cmd_run(const Args& a) {
     for (int s : tok->stop_ids()) sc.stop_ids.push_back(s);
   }
   for (size_t i = 0; i < ids_paths.size(); ++i) prompts[i] = read_ids(ids_paths[i], V);
-  for (const std::vector<int32_t>& ids : prompts)
-    for (int32_t id : ids)
-      require(id >= 0 && id < V, "n3 run: prompt id " + std::to_string(id) + " is out of range [0, " +
-                                     std::to_string(V) + ") for this model");
-  // One sampler and one sequence per prompt; each decode step is one batch
-  // over the sequences still generating, so each gives the ids it gives alone.
-  std::vector<host::Sampler> samplers;
-  std::vector<int> seqs;
-  std::vector<std::vector<float>> last(batch);  // each sequence's latest logits row
-  std::vector<std::vector<int32_t>> gen(batch);
-  double prefill_s = 0;
-  for (size_t i = 0; i < batch; ++i) {
-    samplers.emplace_back(sc, std::vector<int>(prompts[i].begin(), prompts[i].end()));
-    seqs.push_back(dev->open_sequence());
-    const Logits lg = dev->prefill(seqs[i], prompts[i], r);
-    last[i].assign(lg.values.row(0), lg.values.row(0) + V);
-    prefill_s += dev->last_timing().wall_s;
-  }
   std::unique_ptr<host::TextStream> text;
   if (tok) text = std::make_unique<host::TextStream>(*tok);
-  double decode_s = 0, sim_s = 0;
-  int64_t sim_cycles = 0, decoded = 0;
-  bool have_sim = false;
-  double sample_s = 0;  // host sampling: not in the backend's decode time
-  while (max_new > 0) {
-    std::vector<int> step_seqs;
-    std::vector<int32_t> step_ids;
-    std::vector<size_t> which;
-    for (size_t i = 0; i < batch; ++i) {
-      if (samplers[i].done()) continue;
-      const auto t0 = std::chrono::steady_clock::now();
-      const int id = samplers[i].next(last[i].data(), V);
-      sample_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      gen[i].push_back(id);
-      if (batch == 1) {  // one sequence streams its ids (or text) as they come
-        if (text) std::fputs(text->push(id).c_str(), stdout);
-        else std::printf("%s%d", gen[i].size() > 1 ? " " : "", id);
-        std::fflush(stdout);
-      }
-      if (samplers[i].done()) continue;
-      step_seqs.push_back(seqs[i]);
-      step_ids.push_back(id);
-      which.push_back(i);
-    }
-    if (step_seqs.empty()) break;
-    const Logits lg = dev->decode(step_seqs, step_ids, r);
-    for (size_t k = 0; k < which.size(); ++k) last[which[k]].assign(lg.values.row(int64_t(k)), lg.values.row(int64_t(k)) + V);
-    const StepTiming& t = dev->last_timing();
-    decode_s += t.wall_s;
-    decoded += int64_t(step_seqs.size());
-    if (t.sim_cycles >= 0) {
-      have_sim = true;
-      sim_cycles += t.sim_cycles;
-      sim_s += t.sim_seconds;
-    }
-  }
+  bool first = true;
+  const host::Generation g = host::generate(*dev, prompts, sc, r, [&](size_t, int id) {
+    if (batch > 1) return;  // one sequence streams its ids (or text) as they come
+    if (text) std::fputs(text->push(id).c_str(), stdout);
+    else std::printf("%s%d", first ? "" : " ", id);
+    first = false;
+    std::fflush(stdout);
+  });
+  const std::vector<std::vector<int32_t>>& gen = g.ids;
   if (batch == 1) {
     if (text) std::fputs(text->finish().c_str(), stdout);
     std::printf("\n");
@@ -178,13 +132,14 @@ int cmd_run(const Args& a) {
     rec.write(dump);
   }
   size_t prompt_tokens = 0, generated = 0;
-  bool stopped = false;
   for (size_t i = 0; i < batch; ++i) {
     prompt_tokens += prompts[i].size();
     generated += gen[i].size();
-    stopped = stopped || samplers[i].stopped();
   }
-  const int64_t steps = decoded;
+  const int64_t steps = g.decoded;
+  const double prefill_s = g.prefill_s, decode_s = g.decode_s, sample_s = g.sample_s, sim_s = g.sim_s;
+  const int64_t sim_cycles = g.sim_cycles;
+  const bool have_sim = g.simulated, stopped = g.stopped;
   std::fprintf(stderr, "n3 run: %s backend, %s numerics: %s%zu prompt tokens in %.3f s, %zu generated", backend.c_str(),
                numerics.c_str(), batch > 1 ? (std::to_string(batch) + " sequences, ").c_str() : "", prompt_tokens,
                prefill_s, generated);

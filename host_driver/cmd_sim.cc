@@ -14,6 +14,7 @@
 #include "golden/hw_config.h"
 #include "base/npy.h"
 #include "host_driver/cli_util.h"
+#include "runtime/compiled_model.h"
 #include "isa/verify.h"
 #include "sim/func_sim.h"
 #include "sim/sim_dump.h"
@@ -50,14 +51,6 @@ void load_spec(const std::string& spec, sim::Memory& mem) {
                                               " bytes at " + a + " do not fit " + m.name() + " (" +
                                               std::to_string(m.capacity()) + " bytes)");
   m.write(addr, bytes.data(), bytes.size());
-}
-
-sim::Capacities capacities(const HwConfig& hw) {
-  sim::Capacities c;
-  c.ddr = static_cast<uint64_t>(hw.memory.ddr_bytes.value);
-  c.l2 = static_cast<uint64_t>(hw.memory.l2_bytes.value);
-  c.wbuf = static_cast<uint64_t>(hw.weight_buffer_bytes());
-  return c;
 }
 
 }  // namespace
@@ -131,7 +124,7 @@ int cmd_sim(const Args& a) {
   isa::Program prog = isa::parse_program(bin.data(), bin.size(), program);
   sim::SimOptions opt;
   opt.formats = hwc.numerics.formats;
-  opt.caps = capacities(hwc);
+  opt.caps = sim_capacities(hwc);
   opt.hazards = vm.count("no-hazard-check") == 0;
   opt.max_steps = max_steps;
   opt.trace = vm.count("trace-insn") ? stdout : nullptr;

@@ -25,14 +25,6 @@ namespace n3::cli {
 
 namespace {
 
-bool is_yaml(const std::string& p) {
-  auto ends = [&](const char* s) {
-    const std::string e(s);
-    return p.size() > e.size() && p.compare(p.size() - e.size(), e.size(), e) == 0;
-  };
-  return ends(".yaml") || ends(".yml");
-}
-
 // Prints a progress line to stderr at most every 2 s of wall time.
 class Progress {
  public:
@@ -89,7 +81,7 @@ int cmd_sim_model(const Args& a) {
           "--timing-only, --stats, --trace and --trace-aggregate of the model form need --backend systemc");
   require(!timing_only || !dump_all, "--dump-all needs the data: drop --timing-only");
   require(timing_only || !dump.empty(), "n3 sim --model: give --dump DIR (or --timing-only)");
-  require(timing_only || !is_yaml(model), "n3 sim --model " + model + ": a model YAML has no weights; add --timing-only");
+  require(timing_only || !is_model_yaml(model), "n3 sim --model " + model + ": a model YAML has no weights; add --timing-only");
   require(!vm.count("trace-aggregate") || !trace.empty(), "--trace-aggregate needs --trace T.json");
 #ifndef N3_HAVE_SYSTEMC
   require(!systemc, "--backend systemc: this n3 was built without SystemC (pkg-config systemc not found)");
@@ -125,13 +117,8 @@ int cmd_sim_model(const Args& a) {
   set_run_meta(rec, *dev, model);
   Recorder* r = timing_only ? nullptr : &rec;
   Progress progress;
-  const int seq = dev->open_sequence();
-  dev->prefill(seq, ids, r);
-  progress.step("prefill of", ids.size(), ids.size(), cycles());
-  for (size_t i = 0; i < feed.size(); ++i) {
-    dev->decode({seq}, {feed[i]}, r);
-    progress.step("decode step", i + 1, feed.size(), cycles());
-  }
+  run_prompt(*dev, dev->open_sequence(), ids, 0, feed, r,
+             [&](size_t i) { progress.step("decode step", i + 1, feed.size(), cycles()); });
 
   // Outputs only after every program ran, and all or none of them.
   OutputGuard written;

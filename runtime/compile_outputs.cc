@@ -58,7 +58,6 @@ void write_program(const std::string& dir, const std::string& name, const comp::
 CompileSummary write_compiled(CompiledModel& m, const std::string& dir, const CompileOutputs& o, uint64_t tile_bytes) {
   const comp::Layout& lay = m.layout();
   const comp::HwLimits& lim = m.limits();
-  require(!o.image || !m.timing_only(), "--image needs weights (a checkpoint or .n3w), not a model YAML");
   CompileSummary sum;
   sum.ddr_bytes = lay.ddr_end;
   sum.ddr_capacity = lim.ddr;

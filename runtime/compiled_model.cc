@@ -36,7 +36,7 @@ struct Restore {
 };
 
 const char* dtype_of(const std::string& native) {
-  return native == "f32" ? "float32" : native == "bf16" ? "bfloat16" : native == "f16" ? "float16" : nullptr;
+  return native == "f32" ? "float32" : native == "bf16" ? "bfloat16" : nullptr;
 }
 
 }  // namespace
@@ -49,6 +49,11 @@ comp::HwLimits hw_limits(const HwConfig& hw) {
   h.kv_cap = hw.kv.cap_tokens.value;
   h.ddr_latency_bytes = hw.ddr_latency_bytes();
   return h;
+}
+
+sim::Capacities sim_capacities(const HwConfig& hw) {
+  const comp::HwLimits h = hw_limits(hw);
+  return {h.ddr, h.l2, h.wbuf};
 }
 
 CompiledModel::CompiledModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, const CompiledOptions& o)
@@ -71,7 +76,7 @@ void CompiledModel::plan(const HwConfig& hw, const CompiledOptions& o) {
   hw_ = hw_limits(hw);
   dump_all_ = o.dump_all;
   fit_ = comp::largest_chunk(cfg_, f_, hw_);  // larger chunks spill activations to DDR
-  const int chosen = o.chunk_limit > 0 ? std::min(fit_, o.chunk_limit) : fit_;
+  const int chosen = o.evict ? std::max(1, std::min<int>(fit_, int(hw_.kv_cap - cfg_.sliding_window + 1))) : fit_;
   lay_ = comp::plan_layout(cfg_, f_, hw_, o.max_chunk > 0 ? o.max_chunk : chosen);
   sizes_ = comp::chunk_sizes(lay_.max_chunk);
   require(lay_.ddr_end <= hw_.ddr, "the DDR image needs " + std::to_string(lay_.ddr_end) +

@@ -29,12 +29,16 @@ namespace n3 {
 
 // The compiler's view of the hardware file: capacities and the KV cap.
 comp::HwLimits hw_limits(const HwConfig& hw);
+// The simulator's memories for the hardware file.
+sim::Capacities sim_capacities(const HwConfig& hw);
 
 struct CompiledOptions {
   int max_chunk = 0;            // largest prefill chunk; 0: the largest that fits L2
   int64_t resident_bytes = -1;  // L2 for resident weights at most (-1: what the programs leave free; 0: none)
   bool dump_all = false;        // capture every intermediate tensor, not only layers.N and logits
-  int chunk_limit = 0;          // with max_chunk 0: the chosen chunk at most this (0: no limit)
+  // kv.policy evict: with max_chunk 0 the chunk is also at most kv.cap_tokens -
+  // sliding_window + 1, so the sliding rings keep window + chunk - 1 rows.
+  bool evict = false;
 };
 
 // One sequence's KV state, as saved by save_kv: the next position, the rows

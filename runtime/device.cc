@@ -19,6 +19,22 @@ std::string logits_dtype(const HwConfig& hw, const std::string& numerics) {
   }
 }
 
+PromptTimes run_prompt(Device& dev, int seq, const std::vector<int32_t>& ids, size_t chunk,
+                       const std::vector<int32_t>& feed, Recorder* rec, const std::function<void(size_t)>& on_step) {
+  PromptTimes t;
+  const size_t step = chunk > 0 ? chunk : ids.size();
+  for (size_t b = 0; b < ids.size(); b += step) {
+    dev.prefill(seq, std::vector<int32_t>(ids.begin() + long(b), ids.begin() + long(std::min(ids.size(), b + step))), rec);
+    t.prefill_s += dev.last_timing().wall_s;
+  }
+  for (size_t i = 0; i < feed.size(); ++i) {
+    dev.decode({seq}, {feed[i]}, rec);
+    t.decode_s += dev.last_timing().wall_s;
+    if (on_step) on_step(i);
+  }
+  return t;
+}
+
 void set_run_meta(DumpCollector& rec, const Device& dev, const std::string& model) {
   rec.set_meta("backend", dev.backend());
   rec.set_meta("numerics", dev.numerics());

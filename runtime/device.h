@@ -11,6 +11,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -105,6 +106,17 @@ class Device {
   std::string numerics_;
   StepTiming timing_;
 };
+
+// Runs a prompt through sequence `seq` as `n3 golden` and `n3 sim` do:
+// prefill in chunks of `chunk` ids (0: the whole prompt at once), then one
+// decode step per id of `feed`, calling on_step(i) after step i. Returns the
+// wall seconds of the prefill and of the decode steps.
+struct PromptTimes {
+  double prefill_s = 0, decode_s = 0;
+};
+PromptTimes run_prompt(Device& dev, int seq, const std::vector<int32_t>& ids, size_t chunk,
+                       const std::vector<int32_t>& feed, Recorder* rec,
+                       const std::function<void(size_t)>& on_step = nullptr);
 
 // Names a dump's run in its manifest: backend, numerics, model, hardware
 // file and, under NPU numerics, the full format set of the hardware file.

@@ -8,12 +8,21 @@
 
 namespace n3 {
 
-ModelConfig load_model_shapes(const std::string& path) {
+bool is_model_yaml(const std::string& path) {
   auto ends = [&](const std::string& e) {
     return path.size() > e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
   };
-  if (ends(".yaml") || ends(".yml")) return load_model_config(path);
-  return open_weights(path)->config();
+  return ends(".yaml") || ends(".yml");
+}
+
+ModelConfig load_model_shapes(const std::string& path) {
+  return is_model_yaml(path) ? load_model_config(path) : open_weights(path)->config();
+}
+
+std::unique_ptr<CompiledModel> open_compiled_model(const std::string& model, const HwConfig& hw,
+                                                   const CompiledOptions& o, bool with_weights) {
+  if (with_weights) return std::make_unique<CompiledModel>(open_weights_for(model, "npu", hw), hw, o);
+  return std::make_unique<CompiledModel>(load_model_shapes(model), hw, o);
 }
 
 namespace {
@@ -23,14 +32,9 @@ class CompiledDevice : public Device {
   CompiledDevice(const DeviceOptions& opt, std::string backend, CompiledModel::Runner runner)
       : Device(opt), backend_(std::move(backend)) {
     require(opt.numerics == "npu", "backend " + backend_ + ": only --numerics npu (the NPU's arithmetic)");
-    std::shared_ptr<const WeightSource> w;
-    if (!opt.timing_only) w = open_weights_for(opt.model, "npu", hw_);
-    const ModelConfig cfg = w ? w->config() : load_model_shapes(opt.model);
     CompiledOptions co{opt.max_chunk, opt.resident_bytes, opt.dump_all};
-    // Evicting keeps the compiled sliding rings position-indexed: they must
-    // hold a window plus a chunk, so the default chunk shrinks to fit the cap.
-    if (kv_policy() == KvPolicy::Evict) co.chunk_limit = std::max<int>(1, int(kv_capacity() - cfg.sliding_window + 1));
-    model_ = w ? std::make_unique<CompiledModel>(w, hw_, co) : std::make_unique<CompiledModel>(cfg, hw_, co);
+    co.evict = kv_policy() == KvPolicy::Evict;
+    model_ = open_compiled_model(opt.model, hw_, co, !opt.timing_only);
     if (runner) model_->set_runner(std::move(runner));
     if (kv_policy() == KvPolicy::Evict) {
       const std::string problem = model_->evict_problem(-1);

@@ -16,8 +16,14 @@
 
 namespace n3 {
 
+// True for a model YAML (shapes only, no weights).
+bool is_model_yaml(const std::string& path);
 // The model's shapes from a model YAML, a checkpoint directory or an .n3w file.
 ModelConfig load_model_shapes(const std::string& path);
+// `model` compiled for `hw`: with its weights (quantised as the hardware
+// file's numerics say, checked against it), or with its shapes only.
+std::unique_ptr<CompiledModel> open_compiled_model(const std::string& model, const HwConfig& hw,
+                                                   const CompiledOptions& o, bool with_weights);
 
 std::unique_ptr<Device> make_func_device(const DeviceOptions& opt);
 // The compiled model on the runner a backend supplies; last_timing() carries

@@ -2,7 +2,7 @@
 
 #include "base/file_util.h"
 #include "golden/dump.h"
-#include "host_driver/sampler.h"
+#include "host_driver/generate.h"
 
 namespace n3::test {
 
@@ -11,30 +11,21 @@ Generated host_loop(Device& dev, const std::vector<int32_t>& prompt, int new_tok
   host::SamplerConfig sc;
   sc.max_new = new_tokens;
   if (sampled) sc.temperature = 3.0f, sc.top_k = 40, sc.seed = 7;
-  host::Sampler sampler(sc, std::vector<int>(prompt.begin(), prompt.end()));
   DumpCollector rec(dump_all);
   set_run_meta(rec, dev, "test");
   rec.set_logits_last(true);  // prefill returns the last position's logits on every backend
   Recorder* r = dump_dir.empty() ? nullptr : &rec;
-  const int seq = dev.open_sequence();
-  const int V = dev.config().vocab;
-  Logits lg = dev.prefill(seq, prompt, r);
-  Generated g;
-  g.dtypes.push_back(lg.dtype);
-  while (!sampler.done()) {
-    const int id = sampler.next(lg.values.row(lg.values.shape[0] - 1), V);
-    g.ids.push_back(id);
-    if (sampler.done()) break;
-    lg = dev.decode({seq}, {id}, r);
-    g.dtypes.push_back(lg.dtype);
-  }
-  dev.close_sequence(seq);
+  // n3 run's own loop (host_driver/generate.h), one sequence.
+  const host::Generation g = host::generate(dev, {prompt}, sc, r);
+  Generated out;
+  out.ids = g.ids[0];
+  out.dtypes = g.dtypes;
   if (r) {
     prepare_output_dir(dump_dir, true);
     rec.write(dump_dir);
-    g.dump = dump_dir;
+    out.dump = dump_dir;
   }
-  return g;
+  return out;
 }
 
 }  // namespace n3::test

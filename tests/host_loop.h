@@ -1,5 +1,5 @@
-// The host loop of `n3 run` for the suites: prefill a prompt, then sample and
-// feed one id at a time through the Device API, recording every step.
+// The host loop of `n3 run` (host_driver/generate.h) for the suites: one
+// prompt, a fixed sampler, every step recorded.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -74,7 +74,9 @@ std::vector<Floor> parse_floors(const std::string& md) {
     EXPECT_FALSE(f.folders.empty()) << "docs/architecture.md: a floor without folders: " << line;
     for (const std::string& d : f.folders)
       EXPECT_TRUE(!d.empty() && d.back() == '/') << "docs/architecture.md: folder " << d << " must end in /";
-    if (!floors.empty()) EXPECT_GT(f.rank, floors.back().rank) << "docs/architecture.md: ranks must increase";
+    if (!floors.empty()) {
+      EXPECT_GT(f.rank, floors.back().rank) << "docs/architecture.md: ranks must increase";
+    }
     floors.push_back(f);
   }
   return floors;

@@ -61,13 +61,18 @@ TEST_P(RuntimeFormats, EveryBackendGivesGoldensIdsAndNamesTheLogitsFormat) {
   o.max_chunk = 4;  // programs of 4, 2 and 1 tokens: the prompt runs as 4 + 2
   const test::Generated want = test::host_loop(*open_device("golden", o), prompt, 6, true);
   for (const std::string& d : want.dtypes) EXPECT_EQ(d, want_dtype) << "golden";
-  for (const char* backend : {"func", "systemc", "cuda"}) {
+  for (const std::string backend : {"func", "systemc", "cuda"}) {
     std::unique_ptr<Device> dev;
     try {
       dev = open_device(backend, o);
     } catch (const Error& e) {
       const std::string why = e.what();
-      if (why.find("not available") != std::string::npos || why.find("backend 'cuda'") != std::string::npos) continue;
+      // Not built, or no GPU here: nothing to compare on this machine.
+      if (why.find("not available") != std::string::npos || why.find("no usable CUDA device") != std::string::npos)
+        continue;
+      // The one format the CUDA path lacks (docs/gpu.md): refused by name, never run in another format.
+      if (backend == "cuda" && c.kv == "int8" && why.find("kv_format = int8 is not implemented") != std::string::npos)
+        continue;
       FAIL() << backend << ": " << why;
     }
     const test::Generated got = test::host_loop(*dev, prompt, 6, true);
