@@ -6,6 +6,9 @@
 // continues with golden's ids and tensors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "base/error.h"
 #include "base/npy.h"
 #include "golden/diff.h"
@@ -118,6 +121,37 @@ TEST(RuntimeDevice, BadCallsAreRefusedByTheBase) {
     EXPECT_THROW(dev->decode({s}, {1, 2}), Error);     // ids and sequences differ in count
     EXPECT_EQ(dev->position(s), 2);
   }
+}
+
+}  // namespace
+}  // namespace n3
+
+namespace n3 {
+namespace {
+
+// A batch of prompts in n3 run takes no option that records one sequence:
+// each refusal is one line, exit 2, and nothing written.
+TEST(RuntimeBatchCli, OneSequenceOptionsWithSeveralPromptsAreRefused) {
+  const std::string dir = test::temp_dir("batch_cli");
+  write_npy_i32(dir + "/a.npy", {1, 2, 3});
+  write_npy_i32(dir + "/b.npy", {4, 5});
+  write_npy_i32(dir + "/bad.npy", {4, 256});
+  const std::string base = "run --backend golden --model " + test::tiny_n3w() + " --max-new 3 --ids " + dir +
+                           "/a.npy --ids ";
+  struct Case {
+    std::string extra, needle;
+  };
+  for (const Case& c : {Case{dir + "/b.npy --dump " + dir + "/d", "--dump records one sequence"},
+                        Case{dir + "/b.npy --tokenizer x.model", "--tokenizer prints one sequence"},
+                        Case{dir + "/bad.npy --out " + dir + "/o.npy", "out of range"}}) {
+    const test::RunResult r = test::run_n3(base + c.extra);
+    EXPECT_EQ(r.status, 2) << c.extra << ": " << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/d"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/o.npy"));
 }
 
 }  // namespace
