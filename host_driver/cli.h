@@ -20,6 +20,7 @@ int cmd_compile(const Args& a);
 int cmd_asm(const Args& a);
 int cmd_dis(const Args& a);
 int cmd_estimate(const Args& a);
+int cmd_cosim(const Args& a);
 
 // Exit statuses shared by all commands.
 constexpr int kExitOk = 0;

@@ -29,6 +29,7 @@ const std::map<std::string, Command>& commands() {
       {"asm", {cmd_asm, "assemble ISA text"}},
       {"dis", {cmd_dis, "disassemble ISA words"}},
       {"estimate", {cmd_estimate, "estimate throughput of a hardware configuration"}},
+      {"cosim", {cmd_cosim, "co-simulate an RTL unit against the C++ model"}},
   };
   return m;
 }

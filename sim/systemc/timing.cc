@@ -52,6 +52,14 @@ int64_t sfu_work(const Params& p, const sim::Issued& in) {
   return n * passes;
 }
 
+double gemv_compute_cycles(const Params& p, const GemvShape& s) {
+  // Outputs dealt to the cores in turn; the engine finishes with its busiest core.
+  const int64_t outs = std::max<int64_t>(s.vectors * s.outputs, 1), n = p.compute.gemv_cores.value;
+  const int64_t busiest = outs / n + (outs % n ? 1 : 0);
+  const double compute = std::ceil(double(busiest * s.dot_len) / double(p.compute.gemv_macs_per_clk.value));
+  return double(p.timing.gemv_setup_cycles.value) + compute + double(p.timing.gemv_drain_cycles.value);
+}
+
 double ddr_occupancy_ps(const Params& p, int64_t bytes, int64_t ports) {
   if (bytes <= 0) return 0;
   const int64_t bursts = (bytes + p.timing.ddr_burst_bytes.value - 1) / p.timing.ddr_burst_bytes.value;

@@ -25,6 +25,19 @@ int64_t insn_macs(const sim::Issued& in);
 // produced (a fused row operator reads its row more than once).
 int64_t sfu_work(const Params& p, const sim::Issued& in);
 
+// The shape of one GEMV instruction as the engine sees it: `vectors`
+// activation vectors (mv: tokens T; qk/pv: query heads H), `outputs` results
+// per vector (mv: rows N; qk: positions n; pv: head dim d) and `dot_len`
+// elements per dot product (mv: K; qk: d; pv: n).
+struct GemvShape {
+  int64_t vectors = 1, outputs = 1, dot_len = 1;
+};
+// Core clock cycles of one GEMV instruction with every operand already on
+// chip (no memory waits): setup, the busiest core's MACs, drain; the formula
+// MacUnit times instructions with (docs/timing.md), and the one the RTL
+// engine is calibrated against (docs/rtl.md, "Calibration").
+double gemv_compute_cycles(const Params& p, const GemvShape& s);
+
 // Duration in ps of moving `bytes` over DDR through `ports` HP ports, not
 // counting the latency: rounded up to whole bursts, at the sustained rate.
 double ddr_occupancy_ps(const Params& p, int64_t bytes, int64_t ports);

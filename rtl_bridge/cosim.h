@@ -1,0 +1,71 @@
+// `n3 cosim`: an RTL unit against its C++ counterpart, vector by vector
+// (docs/rtl.md). The decoder is compared with the C++ ISA checks and field
+// extraction (isa/isa.h), the GEMV engine with the numerics core
+// (golden/numerics/mac.h). Vectors are numbered 0..vectors-1 over the whole
+// regression and vector i depends only on (seed, i) (vector_rng), so a run
+// split into shards (`--shard i/n`: the vectors with index % n == i), e.g. a
+// Slurm or LSF array job, checks exactly the vectors of the unsplit run; the
+// shards' JSON reports merge with `n3 cosim --merge`.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace n3::rtl {
+
+struct CosimOptions {
+  std::string unit;           // "decoder" or "gemv"
+  int64_t vectors = 10000;    // over all shards
+  uint64_t seed = 1;
+  int shard = 0, shards = 1;  // this process runs the vectors i with i % shards == shard
+  std::string vcd;            // waveform file of the run ("" none)
+  std::string hw;             // hardware file (the GEMV engine's formats, lanes, clocks)
+};
+
+// Cycles of one shape class: the RTL's measured cycles against the SystemC
+// model's formula for the same job (docs/rtl.md, "Calibration").
+struct ShapeCycles {
+  int64_t count = 0;
+  double rtl_cycles = 0;    // summed over the vectors of the class
+  double model_cycles = 0;  // summed likewise
+  double worst_rel = 0;     // largest |rtl - model| / rtl of one vector
+};
+
+struct CosimReport {
+  std::string unit;
+  uint64_t seed = 0;
+  int64_t vectors = 0;  // of the whole regression
+  int shard = 0, shards = 1;
+  int64_t run = 0;         // vectors this report covers
+  int64_t mismatches = 0;
+  std::string first_mismatch;             // one line: vector index, what differs ("" none)
+  int64_t first_mismatch_index = -1;
+  std::map<std::string, int64_t> classes; // vectors per class (encoding class, adversarial kind, ...)
+  std::map<std::string, ShapeCycles> cycles;  // per shape (gemv)
+  double wall_s = 0;
+  double rtl_cycles = 0;  // simulated RTL cycles, all vectors
+};
+
+// The random source of vector i: independent of the shard that runs it.
+std::mt19937_64 vector_rng(uint64_t seed, int64_t index);
+// The vectors of this shard, in order.
+std::vector<int64_t> shard_indices(const CosimOptions& o);
+
+// Runs one shard of one unit; progress and the summary (classes, the cycle
+// table, mismatches) go to `log`. Throws n3::Error on bad options.
+CosimReport run_cosim(const CosimOptions& o, std::ostream& log);
+// The units, implemented in cosim_<unit>.cc.
+CosimReport cosim_decoder(const CosimOptions& o, std::ostream& log);
+CosimReport cosim_gemv(const CosimOptions& o, std::ostream& log);
+
+// JSON report of a shard, and the merge of several shards of one run
+// (refuses reports of different runs, a missing or repeated shard).
+std::string report_json(const CosimReport& r);
+CosimReport report_from_json(const std::string& text, const std::string& where);
+CosimReport merge_reports(const std::vector<CosimReport>& shards);
+void print_summary(const CosimReport& r, std::ostream& out);
+
+}  // namespace n3::rtl
