@@ -32,9 +32,10 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
   const auto t0 = std::chrono::steady_clock::now();
   // The units, each in its cosim_<unit>.cc.
   static const std::map<std::string, CosimReport (*)(const CosimOptions&, std::ostream&)> units = {
+      {"fp", cosim_fp},
   };
   const auto it = units.find(o.unit);
-  require(it != units.end(), "--unit must be 'decoder' or 'gemv' (is '" + o.unit + "')");
+  require(it != units.end(), "--unit must be 'decoder', 'gemv' or 'fp' (is '" + o.unit + "')");
   CosimReport r = it->second(o, log);
   r.unit = o.unit;
   r.seed = o.seed;
@@ -155,9 +156,12 @@ void print_summary(const CosimReport& r, std::ostream& out) {
       out << line;
     }
   }
-  if (r.wall_s > 0) {
+  if (r.wall_s > 0 && r.rtl_cycles > 0) {
     std::snprintf(line, sizeof line, "  wall %.2f s, %.0f RTL cycles simulated (%.0f cycles/s)\n", r.wall_s,
                   r.rtl_cycles, r.rtl_cycles / r.wall_s);
+    out << line;
+  } else if (r.wall_s > 0) {  // a combinational unit: no cycles, vectors per second
+    std::snprintf(line, sizeof line, "  wall %.2f s, %.0f vectors/s\n", r.wall_s, double(r.run) / r.wall_s);
     out << line;
   }
   if (r.mismatches) out << "  first mismatch: " << r.first_mismatch << "\n";
