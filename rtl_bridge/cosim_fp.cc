@@ -23,11 +23,10 @@
 // global namespace) and do not build warning-free with -Wextra: not ours to fix.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <Vn3_fp_units.h>
 #include <systemc.h>
 #include <verilated.h>
 #include <verilated_vcd_sc.h>
-
-#include <Vn3_fp_units.h>
 #pragma GCC diagnostic pop
 
 #include <algorithm>
@@ -50,7 +49,7 @@ using Rng = std::mt19937_64;
 constexpr int kB = 32;  // the block of n3_fp_units' quantiser
 
 enum Leaf { kAccRound, kAccAlign, kMul, kAdd, kRoundFmt, kToF32, kBfpQuant, kLeaves };
-constexpr const char* kLeafName[kLeaves] = {"fp_acc_round", "acc_align", "fp_mul", "fp_add",
+constexpr const char* kLeafName[kLeaves] = {"fp_acc_round", "acc_align", "fp_mul",   "fp_add",
                                             "fp_round_fmt", "fp_to_f32", "bfp_quant"};
 
 // One vector: the inputs of every leaf, and the class each was drawn from.
@@ -86,7 +85,9 @@ int uni(Rng& r, int lo, int hi) { return lo + static_cast<int>(r() % static_cast
 bool coin(Rng& r) { return (r() & 1) != 0; }
 int bitlen(uint64_t v) { return v ? 64 - num::clz64(v) : 0; }
 uint32_t sign_of(Rng& r) { return coin(r) ? 0x80000000u : 0u; }
-uint32_t pack(uint32_t sign, int be, uint32_t man) { return sign | static_cast<uint32_t>(be) << 23 | (man & 0x7fffffu); }
+uint32_t pack(uint32_t sign, int be, uint32_t man) {
+  return sign | static_cast<uint32_t>(be) << 23 | (man & 0x7fffffu);
+}
 int fmt_p(int fmt) { return fmt == 1 ? 8 : fmt == 2 ? 11 : 24; }
 int fmt_emin(int fmt) { return fmt == 2 ? -14 : -126; }
 int fmt_emax(int fmt) { return fmt == 2 ? 15 : 127; }
@@ -163,8 +164,8 @@ const char* gen_acc_round(Rng& r, Vec& v) {
       return "special_scale";
     case 3: {
       // acc near +-2^62 (and the int64 extremes), result placed in or near the format's range.
-      static constexpr int64_t kBig[] = {int64_t(1) << 62, (int64_t(1) << 62) - 1, (int64_t(1) << 62) + 1,
-                                         INT64_MAX, INT64_MIN, INT64_MIN + 1, (int64_t(3) << 61)};
+      static constexpr int64_t kBig[] = {int64_t(1) << 62, (int64_t(1) << 62) - 1, (int64_t(1) << 62) + 1, INT64_MAX,
+                                         INT64_MIN,        INT64_MIN + 1,          (int64_t(3) << 61)};
       v.ar_acc = kBig[r() % 7] + (coin(r) ? uni(r, -3, 3) : 0);
       if (v.ar_acc != INT64_MIN && coin(r)) v.ar_acc = -v.ar_acc;
       v.ar_scale = finite_in(r, 1, 254);
@@ -268,9 +269,8 @@ const char* gen_acc_align(Rng& r, Vec& v) {
       set_d(coin(r) ? uni(r, 0, 16) : uni(r, 17, 63));
       return "left";
     default: {
-      static constexpr int64_t kP[] = {INT64_MIN, INT64_MAX,           int64_t(1) << 62, -(int64_t(1) << 62),
-                                       0,         1,                   -1,               -2,
-                                       3,         INT64_MIN + 1};
+      static constexpr int64_t kP[] = {INT64_MIN, INT64_MAX, int64_t(1) << 62, -(int64_t(1) << 62), 0, 1, -1,
+                                       -2,        3,         INT64_MIN + 1};
       v.al_p = kP[r() % 10];
       set_d(uni(r, -70, 16));
       return "extreme";
@@ -436,13 +436,12 @@ const char* gen_fp_add(Rng& r, Vec& v) {
 
 // An f32 exactly halfway between two values of fmt (1 bf16, 2 f16), with
 // leading exponent E in the format's range or its subnormal range.
-uint32_t fmt_tie(Rng& r, int fmt, int* be_out) {
+uint32_t fmt_tie(Rng& r, int fmt) {
   if (fmt == 1) {  // bf16: the low 16 bits of any finite f32 (subnormals too)
     const int be = uni(r, 0, 254);
-    *be_out = be;
     return pack(sign_of(r), be, (static_cast<uint32_t>(r()) & 0x7f0000u) | 0x8000u);
   }
-  const int E = uni(r, -25, 15);  // f16
+  const int E = uni(r, -25, 15);             // f16: the leading exponent
   const int shift = E >= -14 ? 13 : -1 - E;  // f32 mantissa bits below f16's last place
   uint32_t man = static_cast<uint32_t>(r());
   if (shift == 24) {
@@ -450,7 +449,6 @@ uint32_t fmt_tie(Rng& r, int fmt, int* be_out) {
   } else {
     man = (man & ~((1u << shift) - 1)) | (1u << (shift - 1));
   }
-  *be_out = E + 127;
   return pack(sign_of(r), E + 127, man);
 }
 
@@ -466,8 +464,7 @@ const char* gen_round_fmt(Rng& r, Vec& v) {
       return "special";
     case 3: {
       v.rf_fmt = uni(r, 1, 2);
-      int be = 0;
-      v.rf_x = fmt_tie(r, v.rf_fmt, &be);
+      v.rf_x = fmt_tie(r, v.rf_fmt);
       if (coin(r)) {
         v.rf_x += coin(r) ? 1 : static_cast<uint32_t>(-1);
         return "near_tie";
@@ -551,7 +548,8 @@ const char* gen_bfp_quant(Rng& r, Vec& v) {
       // One huge element, the others tiny (their mantissas round to 0 or a few units).
       const int be = uni(r, 1, 254);
       for (uint32_t& x : v.bq_x)
-        x = coin(r) ? pack(sign_of(r), 0, static_cast<uint32_t>(r())) : pack(sign_of(r), std::max(0, be - uni(r, 10, 60)), static_cast<uint32_t>(r()));
+        x = coin(r) ? pack(sign_of(r), 0, static_cast<uint32_t>(r()))
+                    : pack(sign_of(r), std::max(0, be - uni(r, 10, 60)), static_cast<uint32_t>(r()));
       v.bq_x[r() % kB] = pack(sign_of(r), be, static_cast<uint32_t>(r()));
       return "one_huge";
     }
@@ -563,7 +561,8 @@ const char* gen_bfp_quant(Rng& r, Vec& v) {
     case 4:
       around(uni(r, 0, 254), 30);
       v.bq_cnt = uni(r, 1, kB);
-      v.bq_x[r() % static_cast<uint64_t>(v.bq_cnt)] = pack(sign_of(r), 255, coin(r) ? 0u : static_cast<uint32_t>(r()) | 1u);
+      v.bq_x[r() % static_cast<uint64_t>(v.bq_cnt)] =
+          pack(sign_of(r), 255, coin(r) ? 0u : static_cast<uint32_t>(r()) | 1u);
       return "poison";
     case 5:
       around(uni(r, 0, 254), 30);
@@ -577,7 +576,8 @@ const char* gen_bfp_quant(Rng& r, Vec& v) {
       around(uni(r, 1, 254), 20);
       const int keep = v.bq_mbits - 1;  // significand bits kept: the leading one and keep - 1 below it
       uint32_t man = 0x7fffffu;
-      if (coin(r) && keep < 24) man &= ~((1u << (24 - keep - 1)) - 1) | static_cast<uint32_t>(r());  // exactly half, or more
+      if (coin(r) && keep < 24)
+        man &= ~((1u << (24 - keep - 1)) - 1) | static_cast<uint32_t>(r());  // exactly half, or more
       const int i = uni(r, 0, kB - 1);
       int emax = 0;
       for (const uint32_t x : v.bq_x) emax = std::max(emax, static_cast<int>((x >> 23) & 0xff));
@@ -596,7 +596,8 @@ const char* gen_bfp_quant(Rng& r, Vec& v) {
     }
     case 8:
       around(uni(r, 0, 1), 0);
-      if (coin(r)) for (uint32_t& x : v.bq_x) x &= 0x80000003u;  // down to 2^-149
+      if (coin(r))
+        for (uint32_t& x : v.bq_x) x &= 0x80000003u;  // down to 2^-149
       return "subnormal";
     default:
       around(coin(r) ? 254 : 0, coin(r) ? 0 : 60);
@@ -662,13 +663,20 @@ Out expect(const Vec& v, ReadPath& read) {
 
 bool same(Leaf l, const Out& a, const Out& b) {
   switch (l) {
-    case kAccRound: return a.ar_y == b.ar_y;
-    case kAccAlign: return a.al_y == b.al_y;
-    case kMul: return a.mul_y == b.mul_y;
-    case kAdd: return a.add_y == b.add_y;
-    case kRoundFmt: return a.rf_y == b.rf_y;
-    case kToF32: return a.cv_y == b.cv_y;
-    default: return a.bq_exp == b.bq_exp && a.bq_mant == b.bq_mant;
+    case kAccRound:
+      return a.ar_y == b.ar_y;
+    case kAccAlign:
+      return a.al_y == b.al_y;
+    case kMul:
+      return a.mul_y == b.mul_y;
+    case kAdd:
+      return a.add_y == b.add_y;
+    case kRoundFmt:
+      return a.rf_y == b.rf_y;
+    case kToF32:
+      return a.cv_y == b.cv_y;
+    default:
+      return a.bq_exp == b.bq_exp && a.bq_mant == b.bq_mant;
   }
 }
 
@@ -682,13 +690,19 @@ std::string inputs_of(Leaf l, const Vec& v) {
   switch (l) {
     case kAccRound:
       return "acc=" + hex(static_cast<uint64_t>(v.ar_acc), 16) + " e_top=" + std::to_string(v.ar_e_top) + " (" +
-             hex(static_cast<uint16_t>(v.ar_e_top), 4) + ") scale=" + hex(v.ar_scale, 8) + " fmt=" + std::to_string(v.ar_fmt);
+             hex(static_cast<uint16_t>(v.ar_e_top), 4) + ") scale=" + hex(v.ar_scale, 8) +
+             " fmt=" + std::to_string(v.ar_fmt);
     case kAccAlign:
-      return "p=" + hex(static_cast<uint64_t>(v.al_p), 16) + " x=" + std::to_string(v.al_x) + " e_top=" + std::to_string(v.al_e_top);
-    case kMul: return "a=" + hex(v.mul_a, 8) + " b=" + hex(v.mul_b, 8);
-    case kAdd: return "a=" + hex(v.add_a, 8) + " b=" + hex(v.add_b, 8);
-    case kRoundFmt: return "x=" + hex(v.rf_x, 8) + " fmt=" + std::to_string(v.rf_fmt);
-    case kToF32: return "bits=" + hex(v.cv_bits, 8) + " fmt=" + std::to_string(v.cv_fmt);
+      return "p=" + hex(static_cast<uint64_t>(v.al_p), 16) + " x=" + std::to_string(v.al_x) +
+             " e_top=" + std::to_string(v.al_e_top);
+    case kMul:
+      return "a=" + hex(v.mul_a, 8) + " b=" + hex(v.mul_b, 8);
+    case kAdd:
+      return "a=" + hex(v.add_a, 8) + " b=" + hex(v.add_b, 8);
+    case kRoundFmt:
+      return "x=" + hex(v.rf_x, 8) + " fmt=" + std::to_string(v.rf_fmt);
+    case kToF32:
+      return "bits=" + hex(v.cv_bits, 8) + " fmt=" + std::to_string(v.cv_fmt);
     default: {
       std::string s = "cnt=" + std::to_string(v.bq_cnt) + " mbits=" + std::to_string(v.bq_mbits) + " x=[";
       for (int i = 0; i < kB; ++i) s += (i ? "," : "") + hex(v.bq_x[static_cast<size_t>(i)], 8).substr(2);
@@ -699,15 +713,22 @@ std::string inputs_of(Leaf l, const Vec& v) {
 
 std::string outputs_of(Leaf l, const Out& o) {
   switch (l) {
-    case kAccRound: return hex(o.ar_y, 8);
-    case kAccAlign: return hex(static_cast<uint64_t>(o.al_y), 16);
-    case kMul: return hex(o.mul_y, 8);
-    case kAdd: return hex(o.add_y, 8);
-    case kRoundFmt: return hex(o.rf_y, 8);
-    case kToF32: return hex(o.cv_y, 8);
+    case kAccRound:
+      return hex(o.ar_y, 8);
+    case kAccAlign:
+      return hex(static_cast<uint64_t>(o.al_y), 16);
+    case kMul:
+      return hex(o.mul_y, 8);
+    case kAdd:
+      return hex(o.add_y, 8);
+    case kRoundFmt:
+      return hex(o.rf_y, 8);
+    case kToF32:
+      return hex(o.cv_y, 8);
     default: {
       std::string s = "exp_q=" + std::to_string(o.bq_exp) + " mant=[";
-      for (int i = 0; i < kB; ++i) s += (i ? "," : "") + hex(static_cast<uint16_t>(o.bq_mant[static_cast<size_t>(i)]), 4).substr(2);
+      for (int i = 0; i < kB; ++i)
+        s += (i ? "," : "") + hex(static_cast<uint16_t>(o.bq_mant[static_cast<size_t>(i)]), 4).substr(2);
       return s + "]";
     }
   }
@@ -790,7 +811,7 @@ struct Bench {
     o.rf_y = rf_y.read();
     o.cv_y = cv_y.read();
     o.bq_exp = static_cast<int16_t>(bq_exp_q.read() & 0xffffu);
-    const sc_dt::sc_bv<kB * 16>& m = bq_mant.read();
+    const sc_dt::sc_bv<kB* 16>& m = bq_mant.read();
     for (int i = 0; i < kB; ++i)
       o.bq_mant[static_cast<size_t>(i)] = static_cast<int16_t>((m.get_word(i / 2) >> (16 * (i % 2))) & 0xffffu);
     return o;
@@ -811,14 +832,29 @@ int inject_leaf() {
 
 void flip(int leaf, Out& o) {
   switch (leaf) {
-    case kAccRound: o.ar_y ^= 1; break;
-    case kAccAlign: o.al_y ^= 1; break;
-    case kMul: o.mul_y ^= 1; break;
-    case kAdd: o.add_y ^= 1; break;
-    case kRoundFmt: o.rf_y ^= 1; break;
-    case kToF32: o.cv_y ^= 1; break;
-    case kBfpQuant: o.bq_exp = static_cast<int16_t>(o.bq_exp ^ 1); break;
-    default: break;
+    case kAccRound:
+      o.ar_y ^= 1;
+      break;
+    case kAccAlign:
+      o.al_y ^= 1;
+      break;
+    case kMul:
+      o.mul_y ^= 1;
+      break;
+    case kAdd:
+      o.add_y ^= 1;
+      break;
+    case kRoundFmt:
+      o.rf_y ^= 1;
+      break;
+    case kToF32:
+      o.cv_y ^= 1;
+      break;
+    case kBfpQuant:
+      o.bq_exp = static_cast<int16_t>(o.bq_exp ^ 1);
+      break;
+    default:
+      break;
   }
 }
 
