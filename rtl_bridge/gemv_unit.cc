@@ -1,6 +1,7 @@
 #include "rtl_bridge/gemv_unit.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
@@ -61,7 +62,8 @@ class RtlGemvUnit : public sc::MacUnit {
     const double x_ready = move(in.op("src"), false, now, 1);
     start_stream(in, now, now + g.setup * clk);
     const double t0 = c_.now_ps();
-    const GemvRun run = rtl_.run(in, *shadow_, feed_);
+    GemvRun run = rtl_.run(in, *shadow_, feed_);
+    inject(run);
     const double rtl_end = c_.now_ps();
     feed_.consumed_rows(in.op("w").rows);
     while (booked_ < tiles_.size()) sc_core::wait(booked_event_);  // the stream's last bookings
@@ -207,6 +209,16 @@ class RtlGemvUnit : public sc::MacUnit {
       wbuf->hold(t.slot, t.bytes, c_.now_ps());
       t.released = true;
     }
+  }
+
+  // N3_RTL_GEMV_INJECT=k flips the lowest bit of the first result of the
+  // k-th GEMV instruction (from 0) the RTL runs in this process, so a test
+  // can show that a difference is caught and reported.
+  void inject(GemvRun& run) {
+    static const char* k = std::getenv("N3_RTL_GEMV_INJECT");
+    if (!k || run.out.empty() || int64_t(gemv_rtl_records().size()) != std::atoll(k)) return;
+    uint32_t u = bits_of(run.out[0]) ^ 1u;
+    std::memcpy(&run.out[0], &u, 4);
   }
 
   // The first element where the engine and the functional core differ
