@@ -394,6 +394,7 @@ class Bench : public sc_core::sc_module {
   // Set once every word came out (or the run hung): the caller stops then.
   bool done() const { return done_; }
   int64_t cycles() const { return cycle_; }
+  int64_t remaining() const { return int64_t(idx_.size()) - received_; }
   int64_t latency_min() const { return lat_min_; }
   int64_t latency_max() const { return lat_max_; }
 
@@ -606,9 +607,11 @@ CosimReport cosim_decoder(const CosimOptions& o, std::ostream& log) {
   log << "decoder: " << idx.size() << " vectors, " << vars.size() << " class variants first (indices 0.."
       << vars.size() - 1 << "), streaming and stalled segments of " << kSegment << "\n";
   // Run in slices until every word is back (no sc_stop: its report would
-  // print to stdout, where the summary goes).
-  const sc_core::sc_time slice(hw.core_ps() * 4096, sc_core::SC_PS);
-  while (!bench.done()) sc_core::sc_start(slice);
+  // print to stdout, where the summary goes). A word needs at least a clock,
+  // so a slice of as many clocks as words remain never runs past the end by
+  // more than one clock (which would only pad the waveform).
+  while (!bench.done())
+    sc_core::sc_start(sc_core::sc_time(hw.core_ps() * double(std::max<int64_t>(bench.remaining(), 1)), sc_core::SC_PS));
   if (vcd) vcd->close();
   r.rtl_cycles = double(bench.cycles());
   const ShapeCycles& s = r.cycles["decode"];
