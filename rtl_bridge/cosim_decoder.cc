@@ -50,7 +50,16 @@ using Rng = std::mt19937_64;
 
 // ---- the encoding classes ----------------------------------------------------
 
-enum class Kind : uint8_t { Legal, ReservedBits, ReservedEnum, OwnWait, OwnSignal, ReservedSubop, Combined, ReservedOpcode };
+enum class Kind : uint8_t {
+  Legal,
+  ReservedBits,
+  ReservedEnum,
+  OwnWait,
+  OwnSignal,
+  ReservedSubop,
+  Combined,
+  ReservedOpcode
+};
 
 struct Variant {
   std::string cls;  // the class counted in the report: "gemv.mv/reserved_bits"
@@ -179,8 +188,10 @@ uint64_t combined(const OpcodeDef& d, Rng& rng) {
   if (d.reserved_mask) extra.push_back(some_bits(d.reserved_mask, rng));
   for (int f = isa::kNumHeaderFields; f < d.n_fields; ++f) {
     const FieldDef& fd = d.fields[f];
-    if (!((s.used >> f) & 1)) extra.push_back(some_bits(fd.mask(), rng));
-    else if (fd.type == isa::FieldType::Enum) enum_field.push_back(f);
+    if (!((s.used >> f) & 1))
+      extra.push_back(some_bits(fd.mask(), rng));
+    else if (fd.type == isa::FieldType::Enum)
+      enum_field.push_back(f);
   }
   extra.push_back(uint64_t(own_bit(d)) << (rng() % 2 ? isa::kHdr_wait_lo : isa::kHdr_signal_lo));
   size_t applied = 0;
@@ -264,8 +275,8 @@ static_assert(int(isa::Problem::None) == 0 && int(isa::Problem::ReservedOpcode) 
 // Compared outputs, by the name the first-mismatch line and
 // N3_COSIM_DECODER_INJECT use: the port name without "out_"; field<k> is slot k.
 enum Out { kInsn, kLegal, kProblem, kEngine, kOpcode, kSubop, kSubopValid, kWait, kSignal, kField0 };
-constexpr const char* kOutNames[] = {"insn", "legal", "problem", "engine", "opcode", "subop", "subop_valid", "wait",
-                                     "signal"};
+constexpr const char* kOutNames[] = {"insn",  "legal",       "problem", "engine", "opcode",
+                                     "subop", "subop_valid", "wait",    "signal"};
 constexpr int kNumScalarOuts = kField0;
 
 // The field slots' geometry, from the C++ table by the generator's rule
@@ -321,8 +332,8 @@ constexpr int bv_width(const sc_dt::sc_bv<W>*) {
 }
 constexpr int kFieldsPortBits = bv_width(static_cast<const FieldsBv*>(nullptr));
 
-constexpr int64_t kSegment = 256;        // vectors per streaming / stalled segment
-constexpr int64_t kWatchdog = 10000;     // cycles without an output while words are in flight: a hang
+constexpr int64_t kSegment = 256;     // vectors per streaming / stalled segment
+constexpr int64_t kWatchdog = 10000;  // cycles without an output while words are in flight: a hang
 constexpr int kResetCycles = 2;
 
 struct InFlight {
@@ -478,7 +489,8 @@ class Bench : public sc_core::sc_module {
     o[kWait] = out_wait.read();
     o[kSignal] = out_signal.read();
     const FieldsBv& f = out_fields.read();
-    for (int k = 0; k < slots_.count; ++k) o[size_t(kField0 + k)] = f.range(slots_.bits * k + slots_.bits - 1, slots_.bits * k).to_uint64();
+    for (int k = 0; k < slots_.count; ++k)
+      o[size_t(kField0 + k)] = f.range(slots_.bits * k + slots_.bits - 1, slots_.bits * k).to_uint64();
     if (inject_ >= 0) o[size_t(inject_)] ^= 1;
     return o;
   }
@@ -576,8 +588,9 @@ CosimReport cosim_decoder(const CosimOptions& o, std::ostream& log) {
           o.hw + ": the decoder's cosim compares with timing.dispatch_cycles, which the file leaves out");
   const Slots slots = slots_of_table();
   require(slots.count * slots.bits == kFieldsPortBits,
-          "n3 cosim: the Verilated decoder's out_fields has " + std::to_string(kFieldsPortBits) + " bits, the C++ table " +
-              std::to_string(slots.count) + " x " + std::to_string(slots.bits) + ": rebuild (isa.yaml changed?)");
+          "n3 cosim: the Verilated decoder's out_fields has " + std::to_string(kFieldsPortBits) +
+              " bits, the C++ table " + std::to_string(slots.count) + " x " + std::to_string(slots.bits) +
+              ": rebuild (isa.yaml changed?)");
   int inject = -1;
   if (const char* e = std::getenv("N3_COSIM_DECODER_INJECT"); e && *e) {
     std::string names;

@@ -41,7 +41,8 @@ std::set<std::string> expected_classes() {
       bool bits = d.reserved_mask != 0, enums = false;
       for (int f = isa::kNumHeaderFields; f < d.n_fields; ++f) {
         const isa::FieldDef& fd = d.fields[f];
-        if (!((s.used >> f) & 1)) bits = true;
+        if (!((s.used >> f) & 1))
+          bits = true;
         else if (fd.type == isa::FieldType::Enum && f != d.subop_field)
           for (int v = 0; v < (1 << fd.width); ++v) enums |= !((fd.allowed >> v) & 1);
       }
@@ -69,7 +70,8 @@ Summary parse(const std::string& out) {
   Summary s;
   std::stringstream in(out);
   std::string line;
-  static const std::regex head(R"(cosim decoder: seed \d+, (\d+) of (\d+) vectors \(shard \d+/\d+\), (\d+) mismatches)");
+  static const std::regex head(
+      R"(cosim decoder: seed \d+, (\d+) of (\d+) vectors \(shard \d+/\d+\), (\d+) mismatches)");
   static const std::regex cls(R"(  class (\S+)\s+(\d+))");
   static const std::regex dec(R"(  decode\s+\d+\s+([0-9.]+)\s+([0-9.]+)\s.*)");
   std::smatch m;
@@ -119,8 +121,8 @@ TEST(RtlDecoder, ShardsMergeToTheUnsplitRun) {
   std::string reports;
   for (int i = 0; i < 4; ++i) {
     const std::string rep = dir + "/shard" + std::to_string(i) + ".json";
-    const RunResult r = run_n3("cosim --unit decoder --vectors 10000 --seed 1 --shard " + std::to_string(i) +
-                               "/4 --report " + rep);
+    const RunResult r =
+        run_n3("cosim --unit decoder --vectors 10000 --seed 1 --shard " + std::to_string(i) + "/4 --report " + rep);
     ASSERT_EQ(r.status, 0) << r.out << r.err;
     EXPECT_EQ(parse(r.out).run, 2500);
     reports += " " + rep;
@@ -140,8 +142,8 @@ TEST(RtlDecoder, VcdNamesTheDecodersSignals) {
   const std::string text = read_file_text(vcd);
   EXPECT_EQ(text.rfind("$version", 0), 0u) << text.substr(0, 200);
   EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
-  for (const char* sig : {"n3_decoder", "in_valid", "in_ready", "in_insn", "out_valid", "out_ready", "out_problem",
-                          "out_fields"})
+  for (const char* sig :
+       {"n3_decoder", "in_valid", "in_ready", "in_insn", "out_valid", "out_ready", "out_problem", "out_fields"})
     EXPECT_NE(text.find(sig), std::string::npos) << sig;
 }
 

@@ -106,7 +106,7 @@ def gen_decode_tables(w, isa):
     w("    logic rsv_bits;                   // a bit no field of the opcode names is set")
     w("    logic subop_bad;                  // the sub-function field holds a reserved value")
     w("    logic [MAX_OP_FIELDS-1:0] unused_nz;  // slot k: not used by the sub-function, non-zero")
-    w("    logic [MAX_OP_FIELDS-1:0] enum_bad;   // slot k: a used enum field (not the sub-function) holding a reserved value")
+    w("    logic [MAX_OP_FIELDS-1:0] enum_bad;   // slot k: a used enum field (not the sub-function), reserved value")
     w("    logic own_token;                  // a wait or signal bit names the opcode's own engine")
     w("  } insn_checks_t;")
     w("")
@@ -263,7 +263,8 @@ def gen_sv(isa):
         for f in op.fields:
             if f.enum is not None:
                 n = 1 << f.width
-                w(f"  localparam logic [{n - 1}:0] {P}_{f.name.upper()}_ALLOWED = {n}'h{allowed_mask(f):0{(n + 3) // 4}x};")
+                m = f"{n}'h{allowed_mask(f):0{(n + 3) // 4}x}"
+                w(f"  localparam logic [{n - 1}:0] {P}_{f.name.upper()}_ALLOWED = {m};  // bit v: value v defined")
         # packed struct, msb first, reserved gaps named
         packed_struct(w, op.all_fields, 64, f"{P.lower()}_insn_t")
         w("")
