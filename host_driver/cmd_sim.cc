@@ -22,7 +22,7 @@
 #include "sim/systemc/npu.h"
 #include "sim/systemc/report.h"
 #endif
-#ifdef N3_HAVE_RTL
+#ifdef N3_HAVE_RTL_GEMV
 #include "rtl_bridge/gemv_unit.h"
 #endif
 
@@ -122,7 +122,7 @@ int cmd_sim(const Args& a) {
   require(rtl.empty() || systemc, "--rtl needs --backend systemc");
   require(rtl.empty() || !timing_only, "--rtl needs the data: drop --timing-only");
   require(rtl_vcd.empty() || !rtl.empty(), "--rtl-vcd needs --rtl gemv");
-#ifndef N3_HAVE_RTL
+#ifndef N3_HAVE_RTL_GEMV
   require(rtl.empty(), "--rtl gemv: this n3 was built without Verilator: the RTL units are left out (docs/rtl.md)");
 #endif
 #ifndef N3_HAVE_SYSTEMC
@@ -151,7 +151,7 @@ int cmd_sim(const Args& a) {
     sc::RunOptions ro;
     ro.trace = !trace.empty() || !stats.empty();
     ro.progress = true;
-#ifdef N3_HAVE_RTL
+#ifdef N3_HAVE_RTL_GEMV
     if (!rtl.empty()) rtl::use_rtl_gemv(&ro, hwc, rtl_vcd);
     sc::Report rep;
     try {

@@ -20,7 +20,7 @@
 #include "host_driver/cli_util.h"
 #include "runtime/device_compiled.h"
 #include "runtime/device_systemc.h"
-#ifdef N3_HAVE_RTL
+#ifdef N3_HAVE_RTL_GEMV
 #include "rtl_bridge/gemv_unit.h"
 #endif
 
@@ -127,12 +127,12 @@ int cmd_sim_model(const Args& a) {
   set_run_meta(rec, *dev, model);
   Recorder* r = timing_only ? nullptr : &rec;
   Progress progress;
-#ifdef N3_HAVE_RTL
+#ifdef N3_HAVE_RTL_GEMV
   try {
 #endif
     run_prompt(*dev, dev->open_sequence(), ids, 0, feed, r,
                [&](size_t i) { progress.step("decode step", i + 1, feed.size(), cycles()); });
-#ifdef N3_HAVE_RTL
+#ifdef N3_HAVE_RTL_GEMV
   } catch (const rtl::GemvMismatch& e) {
     // The RTL and the functional core differ: a finding, not bad input.
     std::fprintf(stderr, "n3 sim: %s\n", e.what());

@@ -5,7 +5,7 @@
 #ifdef N3_HAVE_SYSTEMC
 #include "sim/systemc/npu.h"
 #endif
-#ifdef N3_HAVE_RTL
+#ifdef N3_HAVE_RTL_GEMV
 #include "rtl_bridge/gemv_unit.h"
 #endif
 
@@ -18,7 +18,7 @@ SystemcRunner::SystemcRunner(const HwConfig& hw, sc::TraceMode keep, bool record
       progress_(progress) {}
 
 void SystemcRunner::use_rtl_gemv(const std::string& vcd) {
-#ifdef N3_HAVE_RTL
+#ifdef N3_HAVE_RTL_GEMV
   rtl_gemv_ = true;
   rtl_vcd_ = vcd;
 #else
@@ -32,7 +32,7 @@ CompiledModel::Runner SystemcRunner::runner() {
     sc::RunOptions o;
     o.trace = record_slices_;
     o.progress = progress_;
-#ifdef N3_HAVE_RTL
+#ifdef N3_HAVE_RTL_GEMV
     if (rtl_gemv_) rtl::use_rtl_gemv(&o, params_, rtl_vcd_);
 #endif
     const sc::Report r = sc::run_npu(s, params_, o);

@@ -5,7 +5,7 @@
 // 2 % of the calibrated timing model's, and the run's total within 2 % of the
 // run on the timing model alone; programs run with it too; a difference
 // stops the run naming the instruction, the tensor and the element.
-#ifdef N3_HAVE_RTL
+#ifdef N3_HAVE_RTL_GEMV
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -179,4 +179,4 @@ TEST(RtlSimLarge, E2bPromptAndDecodeStepsMatchGolden) {
 
 }  // namespace
 }  // namespace n3::test
-#endif  // N3_HAVE_RTL
+#endif  // N3_HAVE_RTL_GEMV
