@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
   return 2;
 #else
   try {
-    std::string model = std::getenv("N3_BENCH_MODEL") ? std::getenv("N3_BENCH_MODEL") : "", numerics = "npu";
+    std::string model = std::getenv("N3_BENCH_MODEL") ? std::getenv("N3_BENCH_MODEL") : "", numerics = "npu",
+                hw_path = n3::default_hw_path();
     int steps = 64;
     bool hf = false;
     for (int i = 1; i < argc; ++i) {
@@ -87,8 +88,11 @@ int main(int argc, char** argv) {
         steps = std::atoi(argv[++i]);
       else if (a == "--numerics" && i + 1 < argc)
         numerics = argv[++i];
+      else if (a == "--hw" && i + 1 < argc)  // e.g. numerics.kv_format: int8
+        hw_path = argv[++i];
       else
-        throw n3::Error("usage: cuda_decode_bench [--model E4B.n3w] [--steps N] [--numerics npu|reference] [--hf]");
+        throw n3::Error(
+            "usage: cuda_decode_bench [--model E4B.n3w] [--steps N] [--numerics npu|reference] [--hw HW.yaml] [--hf]");
     }
     const std::string problem = n3::gpu::cuda_problem();
     if (!problem.empty()) throw n3::Error(problem);
@@ -105,7 +109,7 @@ int main(int argc, char** argv) {
     }
     const std::string dev = n3::gpu::cuda_device_name();
     const double copy_bw = n3::gpu::copy_bandwidth(size_t(1) << 30), spec_bw = n3::bench::spec_hbm_bandwidth(dev);
-    const n3::HwConfig hw = n3::load_hw_config(n3::default_hw_path());
+    const n3::HwConfig hw = n3::load_hw_config(hw_path);
     const auto t0 = std::chrono::steady_clock::now();
     n3::gpu::CudaModel m(n3::open_weights_for(model, numerics), numerics, hw);
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -157,8 +161,9 @@ int main(int argc, char** argv) {
     m.profile_kernels(false);
 
     std::printf("device: %s\n", dev.c_str());
-    std::printf("model: %s (%s numerics), %.2f GB of weights on the GPU, loaded in %.1f s\n", model.c_str(),
-                m.numerics(), m.weight_bytes() / 1e9, load_s);
+    std::printf("model: %s (%s numerics, %s KV cache), %.2f GB of weights on the GPU, loaded in %.1f s\n",
+                model.c_str(), m.numerics(), n3::num::kv_fmt_name(hw.numerics.formats.kv), m.weight_bytes() / 1e9,
+                load_s);
     std::printf("bytes streamed per decode token: %.3f GB\n", bytes / 1e9);
     std::printf("HBM bandwidth: spec %.2f TB/s, measured device-to-device copy %.2f TB/s (read + write)\n",
                 spec_bw / 1e12, copy_bw / 1e12);

@@ -67,7 +67,7 @@ class NpuKernels : public Kernels {
         const float sc = num::int8_quantize(r, hd, q.data());
         s.scale[h].push_back(sc);
         s.q8.insert(s.q8.end(), q.begin(), q.end());
-        for (int64_t i = 0; i < hd; ++i) r[i] = float(q[i]) * sc;
+        for (int64_t i = 0; i < hd; ++i) r[i] = num::int8_value(q[i], sc);
       }
     s.val.insert(s.val.end(), rows, rows + T * kv_heads * hd);
   }

@@ -59,6 +59,10 @@ struct QAct {
 // row and KV head: mantissas [nbd * block], exponents [nbd], e_max, poison),
 // computed once when the row is appended: the core quantises the same row
 // the same way at every query.
+// numerics.kv_format = int8 (NPU numerics) keeps neither: K and V are INT8
+// codes [rows][kv_heads * head_dim] with one float32 scale per row and KV
+// head [rows][kv_heads] (formats.h int8_quantize), which is what num::attend
+// reads; k, v and the key BFP are null then.
 struct KvDev {
   float* k = nullptr;
   float* v = nullptr;
@@ -66,6 +70,10 @@ struct KvDev {
   int32_t* kexp = nullptr;
   int32_t* kemax = nullptr;
   int32_t* kpois = nullptr;
+  int8_t* k8 = nullptr;
+  int8_t* v8 = nullptr;
+  float* ks = nullptr;
+  float* vs = nullptr;
 };
 
 }  // namespace n3::gpu

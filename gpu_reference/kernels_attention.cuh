@@ -8,7 +8,8 @@
 // cached at append time (num::dot_bfp_bfp, one thread a position); softmax
 // in the lane-tree order on one warp; p to BFP over the attended positions;
 // out_d = p . V[:, d] streamed per column (bfp_lane.h pv_column), one
-// thread a column. Reference numerics: float64 throughout.
+// thread a column. Reference numerics: float64 throughout. An INT8 cache
+// (numerics.kv_format = int8) has its own kernels: kernels_attention_int8.cuh.
 #pragma once
 #include "golden/numerics/sfu.h"
 #include "gpu_reference/bfp_lane.h"
@@ -673,11 +674,11 @@ __global__ void __launch_bounds__(kAttnThreads) attention_ref_kernel(AttnArgs a)
   }
 }
 
-// nmax: the most positions any query of the launch can attend to.
+// nmax: the most positions any query of the launch can attend to. f16 and
+// bf16 caches (NPU) or float32 (reference); INT8 caches: attention_int8.
 inline void attention(const AttnArgs& a, bool npu, const num::Formats& f, int nmax, size_t smem_limit, cudaStream_t s) {
   AttnArgs b = a;  // b.scores: null unless the split path runs
   if (npu) {
-    require(f.kv != num::KvFmt::INT8, "cuda backend: numerics.kv_format = int8 is not implemented (f16, bf16 are)");
     const int group = a.H / a.KVH;
     if (f.bfp_block == 32) {
       // As many heads of the KV group per block as fit in shared memory.

@@ -342,10 +342,14 @@ __global__ void __launch_bounds__(kRowThreads)
 // attention, before attend: q = RoPE(RMSNorm_per_head(q, w_qn)); on
 // cache-owning layers k = RoPE(RMSNorm_per_head(k, w_kn)), v = v_norm(v),
 // both converted to the cache format (to_kv) and appended at row step[1] + t
-// (NPU: the key row's BFP too). Also quantises LAuReL's mid (ll output).
+// (NPU: the key row's BFP too; an INT8 cache (kv.k8): the head's codes and
+// scale, and k / v hold the stored values q * scale, which golden dumps).
+// Also quantises LAuReL's mid (ll output).
 // Grid (H + 2 KVH or H, T): a block per head (query heads, then key heads,
 // then value heads), the heads being independent; block 0 also quantises mid.
-template <class Ops>
+// Int8: the INT8 cache's append, a separate instance so that the f16 / bf16
+// one keeps its code (a run-time branch cost it 0.3 us a launch on the H100).
+template <class Ops, bool Int8 = false>
 __global__ void __launch_bounds__(kRowThreads)
     qkv_kernel(Ops ops, float* __restrict__ q, float* __restrict__ k, float* __restrict__ v, const float* q_norm, const float* k_norm, const float* inv_freq,
                int H, int KVH, int hd, bool owns, const int64_t* step, KvDev kv, int B, int attn_mbits,
@@ -357,8 +361,13 @@ __global__ void __launch_bounds__(kRowThreads)
   __shared__ float s_w[512], s_freq[256], s_x[512];
   __shared__ typename Ops::CS s_cs[256];
   __shared__ typename Ops::Norm s_n;
+  __shared__ uint32_t s_amax;
+  __shared__ int s_bad;
   const float* w = kind == 0 ? stage_vec(s_w, q_norm, hd) : kind == 1 ? stage_vec(s_w, k_norm, hd) : nullptr;
   if (kind < 2) inv_freq = stage_vec(s_freq, inv_freq, half);
+  if constexpr (Int8) {
+    if (tid == 0) s_amax = 0, s_bad = 0;
+  }
   __syncthreads();
   // The RoPE angles need only the position (host-written before the
   // forward's first kernel): before the wait.
@@ -385,12 +394,49 @@ __global__ void __launch_bounds__(kRowThreads)
     }
   __syncthreads();
   const int64_t row = step[1] + t;
-  for (int i = tid; i < hd; i += nthr) {
-    const float y = kind == 0 ? s_x[i] : ops.to_kv(s_x[i]);
-    x[i] = y;
-    if (kind == 1) kv.k[row * KVD + head * hd + i] = y;
-    if (kind == 2) kv.v[row * KVD + head * hd + i] = y;
-    s_x[i] = y;
+  if constexpr (!Int8) {
+    for (int i = tid; i < hd; i += nthr) {
+      const float y = kind == 0 ? s_x[i] : ops.to_kv(s_x[i]);
+      x[i] = y;
+      if (kind == 1) kv.k[row * KVD + head * hd + i] = y;
+      if (kind == 2) kv.v[row * KVD + head * hd + i] = y;
+      s_x[i] = y;
+    }
+  } else {
+    // num::int8_quantize of a key or value head, in parallel: max|x| and
+    // whether an element is NaN or infinite are a max and an or (no order),
+    // then each element's code comes from the core's int8_scale /
+    // int8_code, its stored value from int8_value.
+    int8_t* codes = kind == 1 ? kv.k8 : kv.v8;
+    float sc = 0.0f;
+    if (kind > 0) {
+      uint32_t m = 0;
+      int bad = 0;
+      for (int i = tid; i < hd; i += nthr) {
+        const float xv = s_x[i];
+        if (!num::is_finite(xv)) bad = 1;
+        m = max(m, num::f2u(num::abs_f(xv)));  // non-negative floats order as their bits
+      }
+      m = __reduce_max_sync(kFull, m);
+      bad = __reduce_or_sync(kFull, bad);
+      if (lane == 0) {
+        atomicMax(&s_amax, m);
+        atomicOr(&s_bad, bad);
+      }
+      __syncthreads();
+      sc = num::int8_scale(num::u2f(s_amax), s_bad != 0);
+      if (tid == 0) (kind == 1 ? kv.ks : kv.vs)[row * KVH + head] = sc;
+    }
+    for (int i = tid; i < hd; i += nthr) {
+      float y = s_x[i];
+      if (kind > 0) {
+        const int8_t c = num::int8_code(y, sc);
+        codes[row * KVD + head * hd + i] = c;
+        y = num::int8_value(c, sc);
+      }
+      x[i] = y;
+      s_x[i] = y;
+    }
   }
   if (kind == 1 && kv.kmant) {
     __syncthreads();

@@ -15,6 +15,7 @@
 #include <map>
 
 #include "gpu_reference/kernels_attention.cuh"
+#include "gpu_reference/kernels_attention_int8.cuh"
 #include "gpu_reference/kernels_gemv.cuh"
 #include "gpu_reference/kernels_layer.cuh"
 #include "gpu_reference/model_cuda.h"
@@ -31,6 +32,8 @@ struct CudaModel::Impl {
     std::vector<DevBuf<float>> k, v;
     std::vector<DevBuf<int16_t>> kmant;
     std::vector<DevBuf<int32_t>> kexp, kemax, kpois;
+    std::vector<DevBuf<int8_t>> k8, v8;  // numerics.kv_format = int8: codes and scales instead
+    std::vector<DevBuf<float>> ks, vs;
     cudaGraphExec_t exec = nullptr;
     int graph_gen = -1;
     int64_t graph_bound = 0;  // attn_bound_ the graph was captured with
@@ -45,6 +48,12 @@ struct CudaModel::Impl {
         d.kemax = kemax[l].get();
         d.kpois = kpois[l].get();
       }
+      if (!k8.empty() && k8[l].size()) {
+        d.k8 = k8[l].get();
+        d.v8 = v8[l].get();
+        d.ks = ks[l].get();
+        d.vs = vs[l].get();
+      }
       return d;
     }
     ~Seq() {
@@ -55,6 +64,7 @@ struct CudaModel::Impl {
   std::shared_ptr<const WeightSource> w_;
   ModelConfig cfg_;
   bool npu_;
+  bool int8_kv_ = false;  // NPU numerics with numerics.kv_format = int8
   num::Formats f_;
   NpuOps npu_ops_;
   RefOps ref_ops_;
@@ -108,8 +118,7 @@ struct CudaModel::Impl {
     f_ = hw.numerics.formats;
     const std::string fp = num::formats_problem(f_);
     require(fp.empty(), fp);
-    require(!npu_ || f_.kv != num::KvFmt::INT8,
-            "backend 'cuda': numerics.kv_format = int8 is not implemented on the GPU yet (f16 and bf16 are)");
+    int8_kv_ = npu_ && f_.kv == num::KvFmt::INT8;
     require(cfg_.altup_streams <= kMaxStreams, "cuda: at most 8 AltUp streams");
     require(cfg_.head_dim % 2 == 0 && cfg_.head_dim <= 512, "cuda: head_dim must be even and at most 512");
     npu_ops_ = NpuOps{f_, float(cfg_.rms_eps)};
@@ -132,7 +141,7 @@ struct CudaModel::Impl {
     wt_ = std::make_unique<const CudaWeights>(*w_, npu_);
     const int hd = cfg_.head_dim;
     const size_t smem = std::max({attn_npu_smem(int(kv_rows_), hd, f_.bfp_block), size_t(kv_rows_) * 8 + 16,
-                                  attn_group_smem(1, int(kv_rows_), hd),
+                                  attn_group_smem(1, int(kv_rows_), hd), attn_group_int8_smem(1, int(kv_rows_), hd),
                                   attn_group_smem(1, int(std::min<int64_t>(kv_rows_, kPreMaxPositions)), hd, npu_)});
     cudaDeviceProp prop;
     N3_CUDA(cudaGetDeviceProperties(&prop, 0));
@@ -142,6 +151,7 @@ struct CudaModel::Impl {
                                      " bytes of shared memory (device has " +
                                      std::to_string(prop.sharedMemPerBlockOptin) + ")");
     attention_init(prop.sharedMemPerBlockOptin);
+    attention_int8_init(prop.sharedMemPerBlockOptin);
     // The per-token kernels stage their vectors and weight vectors (and the
     // float32 AltUp router) in shared memory.
     {  // the largest: post_mlp (6 D + a float32 router + the S streams of a slice)
@@ -449,9 +459,14 @@ struct CudaModel::Impl {
     const float* freq = cfg_.is_global(l) ? wt_->freq_global : wt_->freq_local;
     const KvDev kv_own = owns ? sq.kv(l) : KvDev{};
     with_ops([&](auto ops) {
-      // A block per head, a thread per element of it.
+      using O = decltype(ops);
+      // A block per head, a thread per element of it; the INT8 append is an
+      // instance of its own (NPU numerics only).
+      auto kernel = qkv_kernel<O, false>;
+      if constexpr (std::is_same_v<O, NpuOps>)
+        if (int8_kv_) kernel = qkv_kernel<O, true>;
       const int threads = std::min(kRowThreads, std::max(64, (hd + 31) / 32 * 32));
-      launch("qkv_kernel", qkv_kernel<decltype(ops)>, dim3(H + (owns ? 2 * KVH : 0), T), threads, 0, s_, ops,
+      launch("qkv_kernel", kernel, dim3(H + (owns ? 2 * KVH : 0), T), threads, 0, s_, ops,
              q_.get(), k_.get(), v_.get(),
              w.q_norm, w.k_norm, freq, H, KVH, hd, owns, step_.get(), kv_own, f_.bfp_block, f_.attn_mant_bits,
              mid_.get(), qmid_.q, R);
@@ -482,7 +497,12 @@ struct CudaModel::Impl {
       a.pre_v = attn_pre_;
     }
     const int nmax = int(a.window > 0 ? std::min<int64_t>(a.window, kv_rows_) : attn_bound_);
-    for (int rep = 0; rep < again_; ++rep) gpu::attention(a, npu_, f_, nmax, smem_limit_, s_);
+    for (int rep = 0; rep < again_; ++rep) {
+      if (int8_kv_)
+        attention_int8(a, f_, nmax, smem_limit_, s_);
+      else
+        gpu::attention(a, npu_, f_, nmax, smem_limit_, s_);
+    }
     rec(Op::AttnCtx, l, {T, H * hd}, ctx_.get());
     requantize(ctx_.get(), H * hd, T, qctx_, qctx_.q.lane_quantised() && hd % 32 == 0);
   }
@@ -568,7 +588,12 @@ struct CudaModel::Impl {
     sq.dpos.resize(rows);
     sq.k.resize(cfg_.layers);
     sq.v.resize(cfg_.layers);
-    if (npu_) {
+    if (int8_kv_) {
+      sq.k8.resize(cfg_.layers);
+      sq.v8.resize(cfg_.layers);
+      sq.ks.resize(cfg_.layers);
+      sq.vs.resize(cfg_.layers);
+    } else if (npu_) {
       sq.kmant.resize(cfg_.layers);
       sq.kexp.resize(cfg_.layers);
       sq.kemax.resize(cfg_.layers);
@@ -576,6 +601,13 @@ struct CudaModel::Impl {
     }
     for (int l = 0; l < cfg_.layers; ++l) {
       if (!cfg_.owns_kv(l)) continue;
+      if (int8_kv_) {  // the attention reads only the codes and scales
+        sq.k8[l].resize(rows * KVD);
+        sq.v8[l].resize(rows * KVD);
+        sq.ks[l].resize(rows * KVH);
+        sq.vs[l].resize(rows * KVH);
+        continue;
+      }
       sq.k[l].resize(rows * KVD);
       sq.v[l].resize(rows * KVD);
       if (npu_) {
@@ -610,7 +642,12 @@ struct CudaModel::Impl {
       if (!cfg_.owns_kv(l)) continue;
       keep_rows(sq.k[l], KVD, sinks, recent, n);
       keep_rows(sq.v[l], KVD, sinks, recent, n);
-      if (npu_) {
+      if (int8_kv_) {
+        keep_rows(sq.k8[l], KVD, sinks, recent, n);
+        keep_rows(sq.v8[l], KVD, sinks, recent, n);
+        keep_rows(sq.ks[l], KVH, sinks, recent, n);
+        keep_rows(sq.vs[l], KVH, sinks, recent, n);
+      } else if (npu_) {
         keep_rows(sq.kmant[l], KVH * nbd * f_.bfp_block, sinks, recent, n);
         keep_rows(sq.kexp[l], KVH * nbd, sinks, recent, n);
         keep_rows(sq.kemax[l], KVH, sinks, recent, n);

@@ -29,7 +29,7 @@ __global__ void numerics_compile_check(float* f, int16_t* m, int32_t* e, uint8_t
   mul_64x64(static_cast<uint64_t>(i), 77, &hi, &lo);
   acc += round_pack128(false, hi, lo, 0, false, spec_f32()) + static_cast<float>(shift_rne(-77, -3));
   h[i] = bf16_bits(x);
-  acc += int8_quantize(f, 32, q8);
+  acc += int8_quantize(f, 32, q8) + int8_scale(x, false) + int8_value(int8_code(x, 0.5f), 0.5f);
   round_to(fm.act, f + 64, 32);
   // BFP and MAC.
   const BfpView bv = bfp_quantize(f, 64, 32, 8, m, e);
@@ -37,6 +37,7 @@ __global__ void numerics_compile_check(float* f, int16_t* m, int32_t* e, uint8_t
   acc += bfp_value(bv, 3) + static_cast<float>(bfp_quantize_block(f, 32, 32, 8, m + 128));
   acc += dot_int4_row(w, 64, bv, 0.5f, Fmt::F32) + dot_int4_row_grouped(w, 64, bv, f, 32, Fmt::BF16) +
          dot_int4_row_two_level(w, 64, bv, w, 32, 0.5f, Fmt::F16) + dot_int8_bfp(q8, bv, 0.1f, Fmt::F32) +
+         dot_int8_bfp_strided(q8, 2, bv, 1.0f, Fmt::BF16) +
          dot_bfp_bfp(bv, bs, 1.0f, Fmt::F32) + acc_finish(acc_align(5, 1, 2), 2, 1.0f, Fmt::F32) +
          static_cast<float>(int4_at(w, 3) + int4_block_partial(w, 0, 32, m) + block_count(64, 1, 32));
   // Reductions.

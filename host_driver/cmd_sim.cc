@@ -22,6 +22,9 @@
 #include "sim/systemc/npu.h"
 #include "sim/systemc/report.h"
 #endif
+#ifdef N3_HAVE_RTL_GEMV
+#include "rtl_bridge/gemv_unit.h"
+#endif
 
 namespace n3::cli {
 
@@ -80,7 +83,7 @@ int cmd_sim(const Args& a) {
   for (const std::string& s : a)
     if (s == "--model" || s.rfind("--model=", 0) == 0) return cmd_sim_model(a);
   po::options_description d("n3 sim options");
-  std::string backend, program, hw, mem_in, mem_out, dump, stats, model, trace;
+  std::string backend, program, hw, mem_in, mem_out, dump, stats, model, trace, rtl, rtl_vcd;
   std::vector<std::string> loads;
   uint64_t max_steps = 0;
   d.add_options()("backend", po::value(&backend)->required(), "func | systemc")(
@@ -99,7 +102,9 @@ int cmd_sim(const Args& a) {
       "ids", po::value<std::string>(), "model form: prompt ids")("feed", po::value<std::string>(), "model form")(
       "timing-only", "systemc: timing without arithmetic (same cycles; memory and dumps are not computed)")(
       "trace", po::value(&trace), "systemc: Chrome/Perfetto trace JSON, one track per unit")(
-      "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace");
+      "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace")(
+      "rtl", po::value(&rtl), "systemc: run these engines on the Verilated RTL (gemv)")(
+      "rtl-vcd", po::value(&rtl_vcd), "systemc --rtl: the RTL's waveform (VCD)");
   po::variables_map vm;
   if (!parse_args("sim", a, d, {}, vm,
                   "n3 sim --backend func|systemc --program P [--hw H.yaml] --mem-in IMG [--mem-out IMG] [--trace-insn]\n"
@@ -113,6 +118,13 @@ int cmd_sim(const Args& a) {
   require(systemc || (!timing_only && trace.empty() && !vm.count("trace-aggregate")),
           "--timing-only, --trace and --trace-aggregate need --backend systemc");
   require(!timing_only || dump.empty(), "--dump needs the data: drop --timing-only");
+  require(rtl.empty() || rtl == "gemv", "--rtl: the RTL units that can replace an engine are: gemv (is '" + rtl + "')");
+  require(rtl.empty() || systemc, "--rtl needs --backend systemc");
+  require(rtl.empty() || !timing_only, "--rtl needs the data: drop --timing-only");
+  require(rtl_vcd.empty() || !rtl.empty(), "--rtl-vcd needs --rtl gemv");
+#ifndef N3_HAVE_RTL_GEMV
+  require(rtl.empty(), "--rtl gemv: this n3 was built without Verilator: the RTL units are left out (docs/rtl.md)");
+#endif
 #ifndef N3_HAVE_SYSTEMC
   require(!systemc, "--backend systemc: this n3 was built without SystemC (pkg-config systemc not found)");
 #endif
@@ -139,7 +151,20 @@ int cmd_sim(const Args& a) {
     sc::RunOptions ro;
     ro.trace = !trace.empty() || !stats.empty();
     ro.progress = true;
+#ifdef N3_HAVE_RTL_GEMV
+    if (!rtl.empty()) rtl::use_rtl_gemv(&ro, hwc, rtl_vcd);
+    sc::Report rep;
+    try {
+      rep = sc::run_npu(s, tp, ro);
+    } catch (const rtl::GemvMismatch& e) {
+      // The RTL and the functional core differ: a finding, not bad input.
+      std::fprintf(stderr, "n3 sim: %s\n", e.what());
+      return kExitDiffer;
+    }
+    if (!rtl.empty()) rtl::print_gemv_comparison(rtl::gemv_rtl_records(), stderr);
+#else
     const sc::Report rep = sc::run_npu(s, tp, ro);
+#endif
     if (!trace.empty()) {
       written.add(trace);
       write_file_atomic(trace, sc::trace_json(rep, prog, vm.count("trace-aggregate") > 0));

@@ -20,6 +20,9 @@
 #include "host_driver/cli_util.h"
 #include "runtime/device_compiled.h"
 #include "runtime/device_systemc.h"
+#ifdef N3_HAVE_RTL_GEMV
+#include "rtl_bridge/gemv_unit.h"
+#endif
 
 namespace n3::cli {
 
@@ -48,7 +51,7 @@ std::string counts_json(const sim::Stats& st, bool timing_only);  // cmd_sim.cc
 
 int cmd_sim_model(const Args& a) {
   po::options_description d("n3 sim (model form) options");
-  std::string backend, model, hw, ids_path, feed_path, dump, stats, trace;
+  std::string backend, model, hw, ids_path, feed_path, dump, stats, trace, rtl, rtl_vcd;
   int chunk = 0;
   int64_t resident = -1;
   d.add_options()("backend", po::value(&backend)->required(), "func | systemc")(
@@ -65,11 +68,13 @@ int cmd_sim_model(const Args& a) {
       "timing-only", "systemc: timing without weights or arithmetic (same cycles; --dump DIR gets DIR/stats.json, no tensors)")(
       "stats", po::value(&stats), "systemc: statistics JSON summed over every program run")(
       "trace", po::value(&trace), "systemc: Chrome/Perfetto trace JSON, one track per unit")(
-      "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace");
+      "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace")(
+      "rtl", po::value(&rtl), "systemc: run these engines on the Verilated RTL (gemv)")(
+      "rtl-vcd", po::value(&rtl_vcd), "systemc --rtl: the RTL's waveform (VCD)");
   po::variables_map vm;
   if (!parse_args("sim", a, d, {}, vm,
                   "n3 sim --backend func|systemc --model M [--hw H.yaml] --ids P.npy [--feed F.npy] --dump DIR [--chunk N]\n"
-                  "       [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]] (systemc)"))
+                  "       [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]] [--rtl gemv] (systemc)"))
     return kExitOk;
   require(backend == "func" || backend == "systemc", "--backend must be func or systemc (is '" + backend + "')");
   require(chunk >= 0, "--chunk must be >= 0");
@@ -83,6 +88,10 @@ int cmd_sim_model(const Args& a) {
   require(timing_only || !dump.empty(), "n3 sim --model: give --dump DIR (or --timing-only)");
   require(timing_only || !is_model_yaml(model), "n3 sim --model " + model + ": a model YAML has no weights; add --timing-only");
   require(!vm.count("trace-aggregate") || !trace.empty(), "--trace-aggregate needs --trace T.json");
+  require(rtl.empty() || rtl == "gemv", "--rtl: the RTL units that can replace an engine are: gemv (is '" + rtl + "')");
+  require(rtl.empty() || systemc, "--rtl needs --backend systemc");
+  require(rtl.empty() || !timing_only, "--rtl needs the data: drop --timing-only");
+  require(rtl_vcd.empty() || !rtl.empty(), "--rtl-vcd needs --rtl gemv");
 #ifndef N3_HAVE_SYSTEMC
   require(!systemc, "--backend systemc: this n3 was built without SystemC (pkg-config systemc not found)");
 #endif
@@ -101,6 +110,7 @@ int cmd_sim_model(const Args& a) {
                                : vm.count("trace-aggregate") ? sc::TraceMode::Aggregate
                                                              : sc::TraceMode::Plain;
     run = std::make_shared<SystemcRunner>(load_hw_config(hw), keep, !stats.empty() || (timing_only && !dump.empty()), true);
+    if (!rtl.empty()) run->use_rtl_gemv(rtl_vcd);
   }
   std::unique_ptr<Device> dev = run ? make_systemc_device(opt, run) : make_func_device(opt);
   auto cycles = [&]() { return run ? run->totals().cycles(run->totals().total_ps) : -1.0; };
@@ -117,8 +127,26 @@ int cmd_sim_model(const Args& a) {
   set_run_meta(rec, *dev, model);
   Recorder* r = timing_only ? nullptr : &rec;
   Progress progress;
-  run_prompt(*dev, dev->open_sequence(), ids, 0, feed, r,
-             [&](size_t i) { progress.step("decode step", i + 1, feed.size(), cycles()); });
+#ifdef N3_HAVE_RTL_GEMV
+  try {
+#endif
+    run_prompt(*dev, dev->open_sequence(), ids, 0, feed, r,
+               [&](size_t i) { progress.step("decode step", i + 1, feed.size(), cycles()); });
+#ifdef N3_HAVE_RTL_GEMV
+  } catch (const rtl::GemvMismatch& e) {
+    // The RTL and the functional core differ: a finding, not bad input.
+    std::fprintf(stderr, "n3 sim: %s\n", e.what());
+    return kExitDiffer;
+  }
+  if (!rtl.empty()) {
+    rtl::print_gemv_comparison(rtl::gemv_rtl_records(), stderr);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double rtl_cycles = 0;
+    for (const rtl::GemvInsnRecord& g : rtl::gemv_rtl_records()) rtl_cycles += g.rtl_cycles;
+    std::fprintf(stderr, "rtl gemv: %.2f s wall, %.0f RTL cycles simulated (%.0f cycles per wall second)\n", wall,
+                 rtl_cycles, rtl_cycles / wall);
+  }
+#endif
 
   // Outputs only after every program ran, and all or none of them.
   OutputGuard written;

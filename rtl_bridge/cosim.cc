@@ -32,6 +32,7 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
   const auto t0 = std::chrono::steady_clock::now();
   // The units, each in its cosim_<unit>.cc.
   static const std::map<std::string, CosimReport (*)(const CosimOptions&, std::ostream&)> units = {
+      {"decoder", cosim_decoder},
       {"fp", cosim_fp},
   };
   const auto it = units.find(o.unit);

@@ -5,6 +5,9 @@
 #ifdef N3_HAVE_SYSTEMC
 #include "sim/systemc/npu.h"
 #endif
+#ifdef N3_HAVE_RTL_GEMV
+#include "rtl_bridge/gemv_unit.h"
+#endif
 
 namespace n3 {
 
@@ -14,11 +17,24 @@ SystemcRunner::SystemcRunner(const HwConfig& hw, sc::TraceMode keep, bool record
     : params_(timing::load_params(hw)), keep_(keep), record_slices_(record_slices || keep != sc::TraceMode::None),
       progress_(progress) {}
 
+void SystemcRunner::use_rtl_gemv(const std::string& vcd) {
+#ifdef N3_HAVE_RTL_GEMV
+  rtl_gemv_ = true;
+  rtl_vcd_ = vcd;
+#else
+  (void)vcd;
+  throw Error("--rtl gemv: this n3 was built without Verilator: the RTL units are left out (docs/rtl.md)");
+#endif
+}
+
 CompiledModel::Runner SystemcRunner::runner() {
   return [this](sim::FuncSim& s, const comp::Compiled& c, const std::string& label) {
     sc::RunOptions o;
     o.trace = record_slices_;
     o.progress = progress_;
+#ifdef N3_HAVE_RTL_GEMV
+    if (rtl_gemv_) rtl::use_rtl_gemv(&o, params_, rtl_vcd_);
+#endif
     const sc::Report r = sc::run_npu(s, params_, o);
     auto it = sections_.find(&c);
     if (it == sections_.end() && record_slices_)

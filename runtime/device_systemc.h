@@ -25,6 +25,10 @@ class SystemcRunner {
   // keep: what the trace keeps of each run's slices; progress: run_npu's
   // progress line inside long programs.
   SystemcRunner(const HwConfig& hw, sc::TraceMode keep, bool record_slices, bool progress);
+  // Runs the GEMV engine's instructions on the Verilated RTL (rtl_bridge/,
+  // docs/rtl.md), its waveform to `vcd` ("" none); throws where n3 was built
+  // without Verilator.
+  void use_rtl_gemv(const std::string& vcd);
   // The runner shares this object's totals: it must outlive the model using it.
   CompiledModel::Runner runner();
   const sc::Totals& totals() const { return totals_; }
@@ -35,6 +39,8 @@ class SystemcRunner {
   timing::Params params_;
   sc::TraceMode keep_;
   bool record_slices_, progress_;
+  bool rtl_gemv_ = false;
+  std::string rtl_vcd_;
   sc::Totals totals_;
   sim::Stats counts_;
   std::map<const comp::Compiled*, std::vector<std::string>> sections_;  // per program, from its assembly

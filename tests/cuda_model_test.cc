@@ -7,6 +7,11 @@
 // Device backend: n3 run / n3 golden --backend cuda, graph replay, batched
 // decode, KV eviction.
 //
+// numerics.kv_format = int8 (codes and a scale per token and KV head, its own
+// attention kernels) is held to the same bits on tiny, mid and gemma3n-dev,
+// over several formats, in prefill, decode past the sliding window, graph
+// replay and eviction.
+//
 // Every test needing a GPU skips, saying why, when no usable GPU is present
 // (CI); the one-line error of `--backend cuda` on such a machine is checked
 // instead. Built without CUDA, the CudaModel tests are not compiled at all;
@@ -71,6 +76,7 @@ struct Case {
   // false: N3_CUDA_ATTN_PRE=0, the attention group kernel loads V's blocks
   // after the wait (the path of contexts longer than its shared-memory slots).
   bool attn_pre = true;
+  std::string hw = "";  // hardware file ("": configs/hw/kv260.yaml)
 };
 
 std::vector<int32_t> ramp(int n, int mul, int add, int vocab) {
@@ -123,7 +129,7 @@ std::vector<Case> cases() {
 
 // Runs a case on the golden model and on the GPU, recording every op.
 void run_both(const Case& c, const std::string& numerics, DumpCollector& gold, DumpCollector& cuda) {
-  const HwConfig hw = load_hw_config(hw_path());
+  const HwConfig hw = load_hw_config(c.hw.empty() ? hw_path() : c.hw);
   auto w = open_weights_for(c.weights, numerics);
   GoldenModel gm(w, make_kernels(numerics, hw));
   std::optional<gpu::CudaModel> made;
@@ -168,40 +174,92 @@ std::vector<std::string> all_names(const ModelConfig& cfg) {
 
 double rel_err(const Tensor& a, const Tensor& b) { return test::rel_max_err(a, b); }
 
-TEST(CudaModel, NpuNumericsBitExactWithGoldenOnEveryTensor) {
-  N3_NEED_GPU();
-  for (const Case& c : cases()) {
-    SCOPED_TRACE(c.name);
-    DumpCollector gold(true), cuda(true);
-    run_both(c, "npu", gold, cuda);
-    const ModelConfig cfg = open_weights_for(c.weights, "npu")->config();
-    int compared = 0, differing = 0;
-    std::string first;
-    for (const std::string& n : all_names(cfg)) {
-      const Tensor* g = gold.find(n);
-      const Tensor* k = cuda.find(n);
-      ASSERT_EQ(g == nullptr, k == nullptr) << n << (g ? " missing from the CUDA run" : " only in the CUDA run");
-      if (!g) continue;
-      ASSERT_EQ(g->shape, k->shape) << n;
-      const TensorDiff d = diff_tensor(n, *k, *g);
-      ++compared;
-      if (d.status != DiffStatus::Identical) {
-        ++differing;
-        if (first.empty()) {
-          const ElementDiff& e = *d.worst;
-          char buf[256];
-          std::snprintf(buf, sizeof buf,
-                        "%s: %lld of %lld elements differ; worst at flat %lld: cuda %.9g golden %.9g (%llu ulp)",
-                        n.c_str(), (long long)d.differing_bits, (long long)d.elements, (long long)e.flat, e.candidate,
-                        e.reference, (unsigned long long)e.ulp);
-          first = buf;
-        }
+// Every dumped tensor of a case in NPU numerics has golden's bits.
+void expect_npu_bit_exact(const Case& c) {
+  SCOPED_TRACE(c.name);
+  DumpCollector gold(true), cuda(true);
+  run_both(c, "npu", gold, cuda);
+  const ModelConfig cfg = open_weights_for(c.weights, "npu")->config();
+  int compared = 0, differing = 0;
+  std::string first;
+  for (const std::string& n : all_names(cfg)) {
+    const Tensor* g = gold.find(n);
+    const Tensor* k = cuda.find(n);
+    ASSERT_EQ(g == nullptr, k == nullptr) << n << (g ? " missing from the CUDA run" : " only in the CUDA run");
+    if (!g) continue;
+    ASSERT_EQ(g->shape, k->shape) << n;
+    const TensorDiff d = diff_tensor(n, *k, *g);
+    ++compared;
+    if (d.status != DiffStatus::Identical) {
+      ++differing;
+      if (first.empty()) {
+        const ElementDiff& e = *d.worst;
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "%s: %lld of %lld elements differ; worst at flat %lld: cuda %.9g golden %.9g (%llu ulp)",
+                      n.c_str(), (long long)d.differing_bits, (long long)d.elements, (long long)e.flat, e.candidate,
+                      e.reference, (unsigned long long)e.ulp);
+        first = buf;
       }
     }
-    EXPECT_EQ(differing, 0) << "first divergence (canonical order) " << first;
-    std::printf("[%s] NPU numerics: %d tensors compared, %d differ%s%s\n", c.name.c_str(), compared, differing,
-                first.empty() ? "" : "; first ", first.c_str());
   }
+  EXPECT_EQ(differing, 0) << "first divergence (canonical order) " << first;
+  std::printf("[%s] NPU numerics: %d tensors compared, %d differ%s%s\n", c.name.c_str(), compared, differing,
+              first.empty() ? "" : "; first ", first.c_str());
+}
+
+TEST(CudaModel, NpuNumericsBitExactWithGoldenOnEveryTensor) {
+  N3_NEED_GPU();
+  for (const Case& c : cases()) expect_npu_bit_exact(c);
+}
+
+// numerics.kv_format = int8 with kv260's other formats and variants of them
+// (int8 KV needs f32 scores: num::formats_problem refuses f16 ones, so the
+// variants move the activation, stream and logits formats, the attention
+// mantissa width and the block size instead). tiny (head_dim 16, window 8)
+// and gemma3n-dev run the group kernel with a thread a (head, position) for
+// q.k; mid (head_dim 64, window 16) the lane groups and, in decode, the
+// split scores kernel; bfp_block 16 the generic kernel. Every case runs
+// prefill and decode past the sliding window.
+std::vector<Case> int8_cases() {
+  const auto hw = [](const std::string& tag, std::vector<std::pair<std::string, std::string>> v) {
+    v.push_back({"numerics.kv_format", "int8"});
+    return test::hw_variant("cuda_int8_" + tag, v);
+  };
+  const std::string base = hw("base", {}),
+                    f16 = hw("f16", {{"numerics.act_format", "f16"}, {"numerics.logits_format", "bf16"}}),
+                    f32 = hw("f32", {{"numerics.act_format", "f32"}, {"numerics.stream_format", "bf16"}}),
+                    m8 = hw("m8", {{"numerics.attn_mantissa_bits", "8"}}),
+                    b16 = hw("b16", {{"numerics.bfp_block", "16"}});
+  std::vector<Case> v;
+  for (const Case& c : cases()) {
+    if (c.name != "gemma3n-dev" && c.name != "tiny" && c.name != "tiny chunked" && c.name != "mid" &&
+        c.name != "mid chunked, 64-element slices")
+      continue;
+    Case k = c;
+    k.name += ", int8 KV";
+    k.hw = base;
+    v.push_back(k);
+  }
+  const std::vector<Case> all = cases();
+  const Case& tiny = all[1];
+  const Case& mid = all[4];
+  for (const auto& [tag, path] : {std::pair<std::string, std::string>{"act f16, logits bf16", f16},
+                                  {"act f32, streams bf16", f32},
+                                  {"8-bit attention mantissas", m8},
+                                  {"16-element blocks", b16}})
+    for (const Case* c : {&tiny, &mid}) {
+      Case k = *c;
+      k.name += ", int8 KV, " + tag;
+      k.hw = path;
+      v.push_back(k);
+    }
+  return v;
+}
+
+TEST(CudaModel, Int8KvNpuNumericsBitExactWithGoldenOnEveryTensor) {
+  N3_NEED_GPU();
+  for (const Case& c : int8_cases()) expect_npu_bit_exact(c);
 }
 
 TEST(CudaModel, ReferenceNumericsWithin1e5OfGolden) {
@@ -289,11 +347,38 @@ TEST(CudaModel, GraphDecodeLogitsEqualGoldenAcrossThePrecomputeBound) {
   }
 }
 
+// The same with an INT8 cache (mid: the split scores kernel loading key
+// codes before its wait, the group kernel staging V's scales before it):
+// 100 prompt tokens and 24 steps, past the window and over several
+// position blocks, on graph replay.
+TEST(CudaModel, Int8KvGraphDecodeLogitsEqualGolden) {
+  N3_NEED_GPU();
+  const HwConfig hw = load_hw_config(test::hw_variant("cuda_int8_graph", {{"numerics.kv_format", "int8"}}));
+  auto w = open_weights_for(synth_model("mid", 0), "npu");
+  const std::vector<int32_t> prompt = ramp(100, 101, 9, 2048);
+  gpu::CudaModel cm(w, "npu", hw);
+  cm.use_graphs(true);
+  GoldenModel gm(w, make_kernels("npu", hw));
+  Sequence gs = gm.new_sequence();
+  const int cs = cm.new_sequence();
+  const Tensor lg0 = gm.forward(gs, prompt, Phase::Prefill, nullptr, true);
+  Tensor lc = cm.forward(cs, prompt, Phase::Prefill, nullptr, true);
+  ASSERT_EQ(diff_tensor("prefill_logits", lc, lg0).status, DiffStatus::Identical);
+  int32_t id = int32_t(std::max_element(lc.data.begin(), lc.data.end()) - lc.data.begin());
+  for (int i = 0; i < 24; ++i) {
+    const Tensor lg = gm.forward(gs, {id}, Phase::Decode, nullptr, true);
+    lc = cm.forward(cs, {id}, Phase::Decode, nullptr, true);
+    ASSERT_EQ(diff_tensor("decode_logits", lc, lg).status, DiffStatus::Identical) << "decode step " << i;
+    id = int32_t(std::max_element(lg.data.begin(), lg.data.end()) - lg.data.begin());
+  }
+}
+
 #endif  // N3_HAVE_CUDA
 
 // Through the Device API: cuda and golden give the same bits for batched
-// decode of two interleaved sequences, and past the KV cap with eviction.
-std::string hw_evict(int cap, int sinks) {
+// decode of two interleaved sequences, and past the KV cap with eviction
+// (with an INT8 cache too: its codes and scales move with the rows).
+std::string hw_evict(int cap, int sinks, const std::string& kv_format = "f16") {
   std::string s = read_file_text(hw_path());
   auto set = [&](const std::string& key, const std::string& val) {
     const size_t p = s.find("  " + key + ": {value: ");
@@ -303,6 +388,7 @@ std::string hw_evict(int cap, int sinks) {
   set("cap_tokens", std::to_string(cap));
   set("policy", "evict");
   set("sink_tokens", std::to_string(sinks));
+  set("kv_format", kv_format);
   const std::string path = test::temp_dir("hw") + "/hw.yaml";
   std::ofstream(path) << s;
   return path;
@@ -311,7 +397,7 @@ std::string hw_evict(int cap, int sinks) {
 TEST(CudaDevice, BatchedDecodeAndEvictionMatchGolden) {
   N3_NEED_GPU();
   const Case c = cases()[0];
-  for (const std::string& hw : {hw_path(), hw_evict(24, 4)}) {
+  for (const std::string& hw : {hw_path(), hw_evict(24, 4), hw_evict(24, 4, "int8")}) {
     SCOPED_TRACE(hw);
     auto g = open_device("golden", DeviceOptions{c.weights, hw, "npu"});
     auto k = open_device("cuda", DeviceOptions{c.weights, hw, "npu"});

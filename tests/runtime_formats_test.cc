@@ -70,9 +70,6 @@ TEST_P(RuntimeFormats, EveryBackendGivesGoldensIdsAndNamesTheLogitsFormat) {
       // Not built, or no GPU here: nothing to compare on this machine.
       if (why.find("not available") != std::string::npos || why.find("no usable CUDA device") != std::string::npos)
         continue;
-      // The one format the CUDA path lacks (docs/gpu.md): refused by name, never run in another format.
-      if (backend == "cuda" && c.kv == "int8" && why.find("kv_format = int8 is not implemented") != std::string::npos)
-        continue;
       FAIL() << backend << ": " << why;
     }
     const test::Generated got = test::host_loop(*dev, prompt, 6, true);

@@ -58,6 +58,16 @@ N3_HD inline float with_sign(float mag, bool neg) {
 // NaN -> kNaNBits; everything else unchanged.
 N3_HD inline float canon(float x) { return is_nan(x) ? nan_f() : x; }
 
+// Correctly rounded a / b (IEEE division; __fdiv_rn is the same on CUDA and
+// does not depend on -prec-div).
+N3_HD inline float div_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
 // Number of leading zero bits of a non-zero 64-bit value.
 N3_HD inline int clz64(uint64_t v) {
 #if defined(__CUDA_ARCH__)

@@ -75,6 +75,29 @@ N3_HD inline int rne_to_int(float v) {  // |v| < 2^30
   return static_cast<int>(sign_bit(v) ? -q : q);
 }
 
+// The quantiser in three pieces, so a parallel unit (the CUDA append: a
+// thread an element, max|x| as an orderless reduction) computes the same
+// bits as the serial loop below from the same definitions.
+// Scale from amax = max|x_i| over the finite vector (bad: some x_i is NaN or
+// infinite): NaN for a bad vector, else max|x| / 127 (0 for a zero vector,
+// or where the quotient underflows to 0).
+N3_HD inline float int8_scale(float amax, bool bad) {
+  if (bad) return nan_f();
+  if (amax == 0.0f) return 0.0f;
+  return div_rn(amax, 127.0f);
+}
+// Code of x under the vector's scale s: 0 unless s > 0 (a zero, underflowed
+// or bad vector stores zeros), else clamp(RNE(x / s), -127, 127).
+N3_HD inline int8_t int8_code(float x, float s) {
+  if (!(s > 0.0f)) return 0;
+  const int v = rne_to_int(div_rn(x, s));  // |x / s| <= 127 * (1 + 2^-23)
+  return static_cast<int8_t>(v > 127 ? 127 : v < -127 ? -127 : v);
+}
+// The stored value q * s (one float32 product), canonical NaN for a bad
+// vector (0 * NaN gives another NaN pattern on CUDA than on x86).
+N3_HD inline float int8_value(int8_t q, float s) { return canon(float(q) * s); }
+
+// Quantises x[0..n) into q, returns the scale.
 N3_HD inline float int8_quantize(const float* x, int64_t n, int8_t* q) {
   float amax = 0.0f;
   bool bad = false;
@@ -83,21 +106,8 @@ N3_HD inline float int8_quantize(const float* x, int64_t n, int8_t* q) {
     const float a = abs_f(x[i]);
     if (a > amax) amax = a;
   }
-  if (bad || amax == 0.0f) {
-    for (int64_t i = 0; i < n; ++i) q[i] = 0;
-    return bad ? nan_f() : 0.0f;
-  }
-  const float s = amax / 127.0f;
-  if (s == 0.0f) {  // max|x| < 63.5 * 2^-149: stored as a zero vector
-    for (int64_t i = 0; i < n; ++i) q[i] = 0;
-    return 0.0f;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    const float r = x[i] / s;  // |r| <= 127 * (1 + 2^-23)
-    int v = rne_to_int(r);
-    v = v > 127 ? 127 : v < -127 ? -127 : v;
-    q[i] = static_cast<int8_t>(v);
-  }
+  const float s = int8_scale(amax, bad);
+  for (int64_t i = 0; i < n; ++i) q[i] = int8_code(x[i], s);
   return s;
 }
 

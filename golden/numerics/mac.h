@@ -128,8 +128,10 @@ N3_HD inline float dot_int4_row_grouped(const uint8_t* row, int64_t cols, const 
   return round_to(out, s);
 }
 
-// INT8 vector (KV cache option) x BFP vector, one float scale.
-N3_HD inline float dot_int8_bfp(const int8_t* q, const BfpView& x, float scale, Fmt out) {
+// INT8 vector (KV cache option) x BFP vector, one float scale. The INT8
+// operand has exponent 0, so e_top is the BFP operand's e_max. Element i of
+// the INT8 vector is q[i * stride] (a column of the V cache: stride > 1).
+N3_HD inline float dot_int8_bfp_strided(const int8_t* q, int64_t stride, const BfpView& x, float scale, Fmt out) {
   if (x.poison) return nan_f();
   if (x.e_max == kBfpZero) return acc_finish(0, 0, scale, out);
   int64_t acc = 0;
@@ -139,10 +141,13 @@ N3_HD inline float dot_int8_bfp(const int8_t* q, const BfpView& x, float scale, 
     const int64_t lo = b * x.block;
     const int cnt = block_count(x.n, b, x.block);
     int64_t p = 0;
-    for (int j = 0; j < cnt; ++j) p += int64_t(q[lo + j]) * x.mant[lo + j];
+    for (int j = 0; j < cnt; ++j) p += int64_t(q[(lo + j) * stride]) * x.mant[lo + j];
     acc += acc_align(p, e, x.e_max);
   }
   return acc_finish(acc, x.e_max, scale, out);
+}
+N3_HD inline float dot_int8_bfp(const int8_t* q, const BfpView& x, float scale, Fmt out) {
+  return dot_int8_bfp_strided(q, 1, x, scale, out);
 }
 
 // BFP x BFP (q.k and p.v): block exponents add; blocks where either side is

@@ -17,15 +17,7 @@ namespace n3::num {
 
 // ---- float32 building blocks -------------------------------------------
 
-// Correctly rounded a / b (IEEE division; __fdiv_rn is the same on CUDA and
-// does not depend on -prec-div).
-N3_HD inline float div_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
+// div_rn (correctly rounded a / b) is common.h's.
 
 // Error-free transformations (Knuth TwoSum, Veltkamp/Dekker TwoProduct);
 // valid while no intermediate overflows (|a|, |b| < 2^100 here).

@@ -3,8 +3,9 @@
 # suites and the cross-backend test (cuda included); for the gemma3n-dev
 # fixture, tiny and E4B (synthetic weights), 32-token prefill + 4 decode steps,
 # dumps of the CUDA path against the golden model in NPU numerics (n3 diff,
-# bit-exact) and in reference numerics (relerr.py, 1e-5); the decode benchmark
-# with HF transformers' decode speed beside it (--hf).
+# bit-exact) and in reference numerics (relerr.py, 1e-5), and in NPU numerics
+# with an INT8 KV cache (numerics.kv_format: int8); the decode benchmark with
+# HF transformers' decode speed beside it (--hf), then with the INT8 cache.
 #
 # N3_SKIP_HF=1 / N3_SKIP_REF=1 leave out the HF timing / the reference-numerics comparisons.
 # Writes tests.log, bench.log, small.log (dev, tiny) and e4b.log into OUTDIR,
@@ -36,6 +37,10 @@ export OMP_NUM_THREADS=$(nproc)
 n3=$PWD/build-cuda/n3
 tmp=${N3_GPU_TMP:-/tmp/n3gpu}
 mkdir -p $tmp
+# kv260 with an INT8 KV cache (the only change).
+hw_int8=$tmp/kv260_int8.yaml
+sed 's/^  kv_format: {value: f16,/  kv_format: {value: int8,/' configs/hw/kv260.yaml > $hw_int8
+grep -q "kv_format: {value: int8," $hw_int8 || { echo "gpu_acceptance.sh: could not make $hw_int8" >&2; exit 2; }
 log() { echo "== $(date +%T) $*"; }
 # t SECONDS CMD...: CMD under a time limit; a failure (or timeout) is counted
 # and named in the log and in failures.txt.
@@ -75,12 +80,16 @@ want bench && {
   hf=--hf
   [ -n "${N3_SKIP_HF:-}" ] && hf=
   N3_BENCH_MODEL=$tmp/e4b.n3w PYTHONUNBUFFERED=1 t 420 build-cuda/bench/cuda_decode_bench --steps 128 $hf
+  log "cuda_decode_bench, INT8 KV cache"
+  N3_BENCH_MODEL=$tmp/e4b.n3w t 120 build-cuda/bench/cuda_decode_bench --steps 128 --hw $hw_int8
   log "done"
 } > "$out/bench.log" 2>&1
 
 # One model's dumps, 32-token prompt + 4 decode steps, through the CLI:
 # n3 diff of the CUDA dump (candidate) against n3 golden --numerics npu must
 # exit 0; reference numerics within 1e-5 per tensor (relerr.py).
+# The same in NPU numerics with the INT8 KV cache (reference numerics keep
+# float32 K/V whatever the format).
 # check_model NAME MODEL VOCAB GOLDEN_TIMEOUT_S
 check_model() {
   local name=$1 model=$2 vocab=$3 gt=$4 d=$tmp/$1
@@ -97,6 +106,12 @@ np.save('$d/feed.npy', (np.array([17, 262399, 5, 100000]) % $vocab).astype(np.in
   log "$name: n3 diff cuda_npu gold_npu"
   t 60 $n3 diff $d/cuda_npu $d/gold_npu > $d/diff_npu.txt; echo "n3 diff exit status: $?"
   grep -v " identical " $d/diff_npu.txt | head -40  # the differing tensors and the summary line
+  log "$name cuda and golden, NPU numerics, INT8 KV cache"
+  t 120 $n3 golden --backend cuda $args --numerics npu --hw $hw_int8 --dump $d/cuda_int8
+  t $gt $n3 golden $args --numerics npu --hw $hw_int8 --dump $d/gold_int8
+  log "$name: n3 diff cuda_int8 gold_int8"
+  t 60 $n3 diff $d/cuda_int8 $d/gold_int8 > $d/diff_int8.txt; echo "n3 diff exit status: $?"
+  grep -v " identical " $d/diff_int8.txt | head -40
   if [ -z "${N3_SKIP_REF:-}" ]; then
     log "$name cuda, reference numerics"
     t 120 $n3 golden --backend cuda $args --numerics reference --dump $d/cuda_ref

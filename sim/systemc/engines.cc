@@ -67,6 +67,7 @@ void EngineUnit::run() {
       tokens->acquire(engine_, isa::wait_bits(in.word));
       st.stall_ps["tokens"] += c_.now_ps() - t0;
       const double start = c_.now_ps();
+      before_exec(in);
       c_.sim->exec_head(engine_);  // the bits, at the instruction's start
       cur_ = &in;
       touched_ddr_ = false;
@@ -113,26 +114,28 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
   const bool gemm = engine_ == 3;
   const int64_t macs = timing::insn_macs(in);
   c_.macs += static_cast<uint64_t>(macs);
-  double compute_all;
+  double compute_all, setup, drain;
   if (gemm) {
     c_.gemm_macs += static_cast<uint64_t>(macs);
     compute_all = std::ceil(double(macs) / double(p.gemm_macs_per_clk_total())) * clk;
+    setup = double(p.timing.gemm_setup_cycles.value) * clk;
+    // The systolic array drains through its rows and columns.
+    drain = double(p.compute.gemm_rows.value + p.compute.gemm_cols.value) * clk;
   } else {
-    // Outputs dealt to the cores in turn; the unit finishes with its busiest core.
+    // timing::gemv_cycles: outputs dealt to the cores in turn, the unit
+    // finishes with its busiest core, then drains through the adder trees.
+    const timing::GemvCycles g = timing::gemv_cycles(p, timing::gemv_shape(in));
+    compute_all = g.compute * clk;
+    setup = g.setup * clk;
+    drain = g.drain * clk;
     const int64_t outs = std::max<int64_t>(in.op("dst").numel(), 1), per_out = macs / outs;
     const int64_t n = p.compute.gemv_cores.value;
-    compute_all = 0;
     for (int64_t k = 0; k < n; ++k) {
       const int64_t share = outs / n + (k < outs % n ? 1 : 0);
-      const double t = std::ceil(double(share * per_out) / double(p.compute.gemv_macs_per_clk.value)) * clk;
-      cores_[static_cast<size_t>(k)]->busy_ps += t;
-      compute_all = std::max(compute_all, t);
+      cores_[static_cast<size_t>(k)]->busy_ps +=
+          std::ceil(double(share * per_out) / double(p.compute.gemv_macs_per_clk.value)) * clk;
     }
   }
-  const double setup = double(gemm ? p.timing.gemm_setup_cycles.value : p.timing.gemv_setup_cycles.value) * clk;
-  // The systolic array drains through its rows and columns; the GEMV cores through their adder trees.
-  const double drain =
-      double(gemm ? p.compute.gemm_rows.value + p.compute.gemm_cols.value : p.timing.gemv_drain_cycles.value) * clk;
   // Activations in: one L2 read before the first MAC.
   const double x_ready = move(in.op("src"), false, now + setup, 1);
   const sim::View& w = in.op("w");

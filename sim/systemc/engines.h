@@ -45,6 +45,9 @@ class EngineUnit : public sc_core::sc_module {
   };
   // The unit's timing model of one instruction starting now.
   virtual Timed model(const sim::Issued& in) = 0;
+  // Called after the tokens, before the functional core executes the
+  // instruction: an RTL unit reads its operands here, as they were before.
+  virtual void before_exec(const sim::Issued&) {}
 
   // Moves a view's bytes to or from its space: DDR through `ports` HP ports,
   // L2 and WBUF through an L2 port. Returns the completion time in ps.
@@ -95,7 +98,6 @@ class MacUnit : public EngineUnit {
  protected:
   Timed model(const sim::Issued& in) override;
 
- private:
   std::vector<std::unique_ptr<MacCore>> cores_;  // GEMV only
 };
 

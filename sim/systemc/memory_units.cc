@@ -7,7 +7,7 @@
 
 namespace n3::sc {
 
-DdrHp::DdrHp(sc_core::sc_module_name n, Context& c) : MemTarget(n), c_(c), channel_("channel", c, "DDR") {
+DdrHp::DdrHp(sc_core::sc_module_name n, Context& c) : MemTarget(n, c), c_(c), channel_("channel", c, "DDR") {
   for (int64_t i = 0; i < c.p.memory.hp_ports.value; ++i)
     hp_.push_back(std::make_unique<Port>(("hp" + std::to_string(i)).c_str(), c, "HP" + std::to_string(i)));
 }
@@ -50,7 +50,7 @@ void DdrHp::reset_counts() {
   read_ = written_ = 0;
 }
 
-L2::L2(sc_core::sc_module_name n, Context& c) : MemTarget(n), c_(c) {
+L2::L2(sc_core::sc_module_name n, Context& c) : MemTarget(n, c), c_(c) {
   for (int64_t i = 0; i < c.p.timing.l2_ports.value; ++i)
     ports_.push_back(std::make_unique<Port>(("port" + std::to_string(i)).c_str(), c, "L2 port " + std::to_string(i)));
 }

@@ -96,16 +96,17 @@ namespace {
 
 // The netlist: every unit bound to its neighbours through sc_ports only.
 struct Top : sc_core::sc_module {
-  Top(sc_core::sc_module_name n, Context& c, bool progress)
+  Top(sc_core::sc_module_name n, Context& c, const RunOptions& o)
       : sc_core::sc_module(n),
         ddr("ddr_hp", c),
         l2("l2", c),
         wbuf("wbuf", c),
         dma("dma", c),
-        gemv("gemv", c, 2),
+        gemv_unit(o.gemv_unit ? o.gemv_unit("gemv", c) : std::make_unique<MacUnit>("gemv", c, 2)),
+        gemv(*gemv_unit),
         gemm("gemm", c, 3),
         sfu("sfu", c),
-        ctl("ctl", c, progress) {
+        ctl("ctl", c, o.progress) {
     EngineUnit* engines[] = {&dma, &gemv, &gemm, &sfu};
     for (size_t i = 0; i < 4; ++i) {
       engines[i]->ddr.bind(ddr.socket);
@@ -121,7 +122,9 @@ struct Top : sc_core::sc_module {
   L2 l2;
   WeightBuffer wbuf;  // shared by the GEMV and GEMM weight streams
   DmaUnit dma;
-  MacUnit gemv, gemm;
+  std::unique_ptr<MacUnit> gemv_unit;  // the timing model's, or an RTL unit
+  MacUnit& gemv;
+  MacUnit gemm;
   SfuUnit sfu;
   Ctl ctl;
 };
@@ -135,6 +138,7 @@ namespace {
 struct Elaborated {
   std::unique_ptr<Context> c;
   std::unique_ptr<Top> top;
+  std::string gemv_unit_name;
   bool broken = false;  // a trap or deadlock left units mid-instruction
 };
 Elaborated& elaborated() {
@@ -152,8 +156,11 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
     sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
     el.c = std::make_unique<Context>();
     el.c->p = p;
-    el.top = std::make_unique<Top>("npu", *el.c, o.progress);
+    el.top = std::make_unique<Top>("npu", *el.c, o);
+    el.gemv_unit_name = o.gemv_unit_name;
   }
+  require(el.gemv_unit_name == o.gemv_unit_name, "n3 sim --backend systemc: the model was elaborated with the '" +
+                                                     el.gemv_unit_name + "' GEMV unit; one design per process");
   require(el.c->p.name == p.name && el.c->p.clocks.core_mhz.value == p.clocks.core_mhz.value &&
               el.c->p.timing.queue_depth.value == p.timing.queue_depth.value,
           "n3 sim --backend systemc: the model was elaborated for hardware '" + el.c->p.name + "'; one design point per process");

@@ -4,7 +4,11 @@
 // (SystemC allows one elaboration); `run_npu` runs one program through it.
 // docs/timing.md describes every unit's model and parameter.
 #pragma once
+#include <systemc>
+
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,9 +17,18 @@
 
 namespace n3::sc {
 
+class MacUnit;
+struct Context;
+
 struct RunOptions {
   bool trace = false;      // record one slice per instruction
   bool progress = false;   // a progress line on stderr during long runs
+  // The GEMV engine's unit: null for the timing model (MacUnit); the RTL
+  // bridge (rtl_bridge/gemv_unit.h) supplies one that runs the Verilated
+  // engine. Part of the elaboration: `gemv_unit_name` must not change
+  // between the runs of one process.
+  std::function<std::unique_ptr<MacUnit>(sc_core::sc_module_name, Context&)> gemv_unit;
+  std::string gemv_unit_name = "model";
 };
 
 struct UnitReport {

@@ -39,8 +39,27 @@ double earliest_common(const std::vector<std::pair<const Timeline*, double>>& ne
   }
 }
 
-MemTarget::MemTarget(sc_core::sc_module_name n) : sc_core::sc_module(n), socket("socket") {
+MemTarget::MemTarget(sc_core::sc_module_name n, Context& c) : sc_core::sc_module(n), socket("socket"), mc_(c) {
   socket.register_b_transport(this, &MemTarget::b_transport);
+  socket.register_transport_dbg(this, &MemTarget::transport_dbg);
+}
+
+unsigned MemTarget::transport_dbg(int /*id*/, tlm::tlm_generic_payload& t) {
+  XferExt* x = nullptr;
+  t.get_extension(x);
+  if (!x || !t.get_data_ptr() || !mc_.sim) return 0;
+  sim::SpaceMemory& m = mc_.sim->memory().space(static_cast<isa::Space>(x->space));
+  const uint64_t n = t.get_data_length();
+  if (!m.in_range(t.get_address(), n)) {
+    t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return 0;
+  }
+  if (t.is_write())
+    m.write(t.get_address(), t.get_data_ptr(), n);
+  else
+    m.read(t.get_address(), t.get_data_ptr(), n);
+  t.set_response_status(tlm::TLM_OK_RESPONSE);
+  return static_cast<unsigned>(n);
 }
 
 void MemTarget::b_transport(int /*id*/, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {

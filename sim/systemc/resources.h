@@ -79,8 +79,11 @@ class Port : public sc_core::sc_module {
 
 // What a payload carries besides command, address and length: who asked,
 // over how many HP ports, and (set by the target) when the transfer started.
-// The payload's data pointer is null: the bytes live in the functional core
-// (sim::FuncSim), which has already executed the instruction.
+// A timed payload's data pointer is null: the bytes live in the functional
+// core (sim::FuncSim), which has already executed the instruction. The
+// debug transport (transport_dbg) carries data: an RTL unit reads its
+// operands and writes its results through it, from and to the functional
+// core's memory of the payload's space.
 struct XferExt : tlm::tlm_extension<XferExt> {
   int engine = 0;
   uint32_t pc = 0;
@@ -97,7 +100,7 @@ struct XferExt : tlm::tlm_extension<XferExt> {
 // after now its data are available.
 class MemTarget : public sc_core::sc_module {
  public:
-  explicit MemTarget(sc_core::sc_module_name n);
+  MemTarget(sc_core::sc_module_name n, Context& c);
   tlm_utils::multi_passthrough_target_socket<MemTarget> socket;
   virtual Xfer transfer(const Req& r) = 0;
   // Conformance mode: b_transport waits until the transfer starts before it
@@ -107,6 +110,8 @@ class MemTarget : public sc_core::sc_module {
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
+  unsigned transport_dbg(int id, tlm::tlm_generic_payload& t);
+  Context& mc_;
   bool wait_for_start_ = false;
 };
 

@@ -52,12 +52,41 @@ int64_t sfu_work(const Params& p, const sim::Issued& in) {
   return n * passes;
 }
 
-double gemv_compute_cycles(const Params& p, const GemvShape& s) {
+GemvCycles gemv_cycles(const Params& p, const GemvShape& s) {
   // Outputs dealt to the cores in turn; the engine finishes with its busiest core.
   const int64_t outs = std::max<int64_t>(s.vectors * s.outputs, 1), n = p.compute.gemv_cores.value;
   const int64_t busiest = outs / n + (outs % n ? 1 : 0);
-  const double compute = std::ceil(double(busiest * s.dot_len) / double(p.compute.gemv_macs_per_clk.value));
-  return double(p.timing.gemv_setup_cycles.value) + compute + double(p.timing.gemv_drain_cycles.value);
+  GemvCycles c;
+  c.setup = double(p.timing.gemv_setup_cycles.value);
+  c.compute = std::ceil(double(busiest * s.dot_len) / double(p.compute.gemv_macs_per_clk.value));
+  c.drain = double(p.timing.gemv_drain_cycles.value);
+  return c;
+}
+
+double gemv_compute_cycles(const Params& p, const GemvShape& s) { return gemv_cycles(p, s).total(); }
+
+GemvShape gemv_shape(const sim::Issued& in) {
+  const sim::View& y = in.op("dst");
+  const sim::View& w = in.op("w");
+  const sim::View& x = in.op("src");
+  switch (static_cast<isa::GemvMode>(in.sub->value)) {
+    case isa::GemvMode::MV:
+      return {x.rows, y.cols, w.cols};
+    case isa::GemvMode::QK:
+      return {x.rows, y.cols, x.cols};
+    case isa::GemvMode::PV:
+      return {x.rows, y.cols, w.rows};
+  }
+  return {};
+}
+
+double mac_stream_end_ps(double start_ps, const std::vector<std::pair<double, int64_t>>& tiles, double compute_ps) {
+  int64_t all = 0;
+  for (const auto& t : tiles) all += t.second;
+  double end = start_ps;
+  for (const auto& [landed, bytes] : tiles)
+    end = std::max(end, landed) + (all ? compute_ps * double(bytes) / double(all) : 0.0);
+  return end;
 }
 
 double ddr_occupancy_ps(const Params& p, int64_t bytes, int64_t ports) {

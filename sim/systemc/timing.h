@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "golden/hw_config.h"
 #include "sim/func_sim.h"
@@ -36,7 +38,19 @@ struct GemvShape {
 // chip (no memory waits): setup, the busiest core's MACs, drain; the formula
 // MacUnit times instructions with (docs/timing.md), and the one the RTL
 // engine is calibrated against (docs/rtl.md, "Calibration").
+struct GemvCycles {
+  double setup = 0, compute = 0, drain = 0;
+  double total() const { return setup + compute + drain; }
+};
+GemvCycles gemv_cycles(const Params& p, const GemvShape& s);
 double gemv_compute_cycles(const Params& p, const GemvShape& s);
+// The shape of a GEMV instruction (gemv.mv / qk / pv).
+GemvShape gemv_shape(const sim::Issued& in);
+// When a MAC engine finishes computing on a weight stream: it starts once
+// the activations are in (`start_ps`) and takes each tile when the tile has
+// landed and the previous one is done, spending compute_ps * tile bytes /
+// all bytes on it. `tiles`: (landed ps, bytes) in stream order.
+double mac_stream_end_ps(double start_ps, const std::vector<std::pair<double, int64_t>>& tiles, double compute_ps);
 
 // Duration in ps of moving `bytes` over DDR through `ports` HP ports, not
 // counting the latency: rounded up to whole bursts, at the sustained rate.

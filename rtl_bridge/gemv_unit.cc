@@ -1,0 +1,307 @@
+#include "rtl_bridge/gemv_unit.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cinttypes>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+
+#include "rtl_bridge/gemv_rtl.h"
+#include "sim/systemc/engines.h"
+
+namespace n3::rtl {
+
+std::vector<GemvInsnRecord>& gemv_rtl_records() {
+  static std::vector<GemvInsnRecord>* r = new std::vector<GemvInsnRecord>;  // lives to exit, like the model
+  return *r;
+}
+
+namespace {
+
+using isa::Space;
+
+std::string shape_text(const sim::View& v) { return "[" + std::to_string(v.rows) + "," + std::to_string(v.cols) + "]"; }
+
+uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+class RtlGemvUnit : public sc::MacUnit {
+ public:
+  SC_HAS_PROCESS(RtlGemvUnit);
+  RtlGemvUnit(sc_core::sc_module_name n, sc::Context& c, const HwConfig& hw, const std::string& vcd)
+      : sc::MacUnit(n, c, 2), rtl_("rtl", hw, vcd), feed_(*this) {
+    SC_THREAD(feed_thread);
+  }
+
+ protected:
+  void before_exec(const sim::Issued& in) override {
+    // The shadow memory holds what the engine reads: the operands as they
+    // are before the functional core executes the instruction.
+    if (!shadow_) {
+      const sim::Memory& m = c_.sim->memory();
+      shadow_ = std::make_unique<sim::Memory>(sim::Capacities{m.space(Space::DDR).capacity(),
+                                                              m.space(Space::L2).capacity(),
+                                                              m.space(Space::WBUF).capacity()});
+    }
+    for (const char* f : {"src", "w"}) copy_view(in.op(f), /*to_shadow=*/true);
+  }
+
+  Timed model(const sim::Issued& in) override {
+    const timing::Params& p = c_.p;
+    const double now = c_.now_ps(), clk = p.core_ps();
+    c_.macs += static_cast<uint64_t>(timing::insn_macs(in));
+    const timing::GemvCycles g = timing::gemv_cycles(p, timing::gemv_shape(in));
+    // Activations in through an L2 port; the engine's own activation load
+    // stands for the read, the booking for the port's occupancy.
+    const double x_ready = move(in.op("src"), false, now, 1);
+    start_stream(in, now, now + g.setup * clk);
+    const double t0 = c_.now_ps();
+    GemvRun run = rtl_.run(in, *shadow_, feed_);
+    inject(run);
+    const double rtl_end = c_.now_ps();
+    feed_.consumed_rows(in.op("w").rows);
+    while (booked_ < tiles_.size()) sc_core::wait(booked_event_);  // the stream's last bookings
+
+    compare(in, run);
+    copy_view(in.op("dst"), /*to_shadow=*/false, &run.out);
+    const double end = move(in.op("dst"), true, rtl_end, 1);
+
+    // The timing model's prediction for the same tile arrivals.
+    // As MacUnit: the MACs start once the activations are in after setup,
+    // then follow the tiles (or wait for on-chip weights), then drain.
+    const double start = x_ready + g.setup * clk;
+    double model_end;
+    if (tiles_.empty()) {
+      model_end = std::max(start + g.compute * clk, w_ready_ps_) + g.drain * clk;
+    } else {
+      std::vector<std::pair<double, int64_t>> arrivals;
+      for (const Tile& t : tiles_) arrivals.push_back({t.landed_ps, t.bytes});
+      model_end = timing::mac_stream_end_ps(start, arrivals, g.compute * clk) + g.drain * clk;
+    }
+    GemvInsnRecord rec;
+    rec.pc = in.pc;
+    rec.dyn = in.dyn;
+    rec.what = isa::mnemonic(*in.def, *in.sub) + " " + shape_text(in.op("src")) + "x" + shape_text(in.op("w"));
+    rec.rtl_cycles = (rtl_end - t0) / clk;
+    rec.model_cycles = (model_end - now) / clk;
+    rec.stall_cycles = double(run.weight_stall_cycles);
+    gemv_rtl_records().push_back(rec);
+    const double busy = double(run.cycles - run.weight_stall_cycles) * clk;
+    for (auto& core : cores_) core->busy_ps += busy;
+    return {end, busy, double(run.weight_stall_cycles) * clk};
+  }
+
+ private:
+  struct Tile {
+    int slot = -1;
+    int64_t begin = 0, bytes = 0;
+    double landed_ps = 0;
+    bool released = false;
+  };
+
+  // The bridge's side of the weight stream (rtl::WeightFeed).
+  struct Feed : WeightFeed {
+    explicit Feed(RtlGemvUnit& u) : u(u) {}
+    void wait_rows(int64_t end) override { u.wait_rows(end); }
+    void consumed_rows(int64_t end) override { u.consumed(end); }
+    RtlGemvUnit& u;
+  };
+
+  // Copies a view's rows (data and scale records) between the functional
+  // core's memory and the shadow memory through the debug transport; with
+  // `values`, the engine's results are written into the shadow first.
+  void copy_view(const sim::View& v, bool to_shadow, const std::vector<float>* values = nullptr) {
+    if (!v.present()) return;
+    if (values)
+      for (int64_t r = 0; r < v.rows; ++r) sim::write_row(*shadow_, v, r, values->data() + r * v.cols);
+    std::vector<uint8_t> buf;
+    auto one = [&](uint64_t addr, int64_t n) {
+      if (n <= 0) return;
+      buf.resize(static_cast<size_t>(n));
+      if (!to_shadow) shadow_->space(v.d.space).read(addr, buf.data(), uint64_t(n));
+      debug(v.d.space, addr, buf.data(), n, !to_shadow);
+      if (to_shadow) shadow_->space(v.d.space).write(addr, buf.data(), uint64_t(n));
+    };
+    for (int64_t r = 0; r < v.rows; ++r) {
+      one(v.row_addr(r), v.row_bytes());
+      if (v.scaled()) one(v.scale_addr(r), v.scale_bytes());
+    }
+  }
+
+  void debug(Space space, uint64_t addr, uint8_t* data, int64_t n, bool write) {
+    sc::XferExt x;
+    x.engine = engine_;
+    x.pc = cur_ ? cur_->pc : 0;
+    x.space = int(space);
+    tlm::tlm_generic_payload t;
+    t.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    t.set_address(addr);
+    t.set_data_ptr(data);
+    t.set_data_length(static_cast<unsigned>(n));
+    t.set_streaming_width(static_cast<unsigned>(n));
+    t.set_extension(&x);
+    const unsigned got = space == Space::DDR ? ddr->transport_dbg(t) : l2->transport_dbg(t);
+    t.clear_extension(&x);
+    require(got == unsigned(n), "rtl gemv: debug transport of " + std::to_string(n) + " bytes at 0x" +
+                                    std::to_string(addr) + " refused");
+  }
+
+  // The weight operand's stream: DDR tiles booked by feed_thread through the
+  // weight buffers, or (on chip) every row ready after one L2 read.
+  void start_stream(const sim::Issued& in, double now, double tiles_from) {
+    const sim::View& w = in.op("w");
+    per_row_ = std::max<int64_t>(w.row_bytes() + (w.scaled() ? w.scale_bytes() : 0), 1);
+    rows_ = w.rows;
+    tiles_.clear();
+    booked_ = 0;
+    ddr_stream_ = w.d.space == Space::DDR;
+    w_ready_ps_ = now;
+    if (!ddr_stream_) {
+      if (w.d.space == Space::L2) w_ready_ps_ = move(w, false, now, 1);
+      return;
+    }
+    const int64_t all = timing::view_bytes(w), tile = wbuf->tile_bytes();
+    for (int64_t off = 0; off < all; off += tile) tiles_.push_back({-1, off, std::min(tile, all - off), 0, false});
+    stream_base_ = w.d.base;
+    stream_start_ps_ = tiles_from;
+    feed_start_.notify(sc_core::SC_ZERO_TIME);
+  }
+
+  void feed_thread() {
+    while (true) {
+      sc_core::wait(feed_start_);
+      for (size_t k = 0; k < tiles_.size(); ++k) {
+        Tile& t = tiles_[k];
+        const sc::WbufIf::Slot slot = wbuf->take();
+        const double not_before = std::max(stream_start_ps_, slot.free_ps);
+        c_.wait_until(not_before);  // lets other engines' transfers interleave with this stream
+        t.slot = slot.index;
+        t.landed_ps = ddr_move(t.bytes, false, not_before, c_.p.memory.hp_ports.value, stream_base_ + uint64_t(t.begin));
+        ++booked_;
+        booked_event_.notify(sc_core::SC_ZERO_TIME);
+      }
+    }
+  }
+
+  void wait_rows(int64_t end) {
+    if (end <= 0) return;
+    if (!ddr_stream_) {
+      c_.wait_until(w_ready_ps_);
+      return;
+    }
+    const int64_t last_byte = std::min(end, rows_) * per_row_ - 1;
+    size_t k = 0;
+    while (k + 1 < tiles_.size() && tiles_[k + 1].begin <= last_byte) ++k;
+    while (booked_ <= k) sc_core::wait(booked_event_);
+    c_.wait_until(tiles_[k].landed_ps);
+  }
+
+  void consumed(int64_t end) {
+    const int64_t done = std::min(end, rows_) * per_row_;
+    for (Tile& t : tiles_) {
+      if (t.released || t.slot < 0 || t.begin + t.bytes > done) continue;
+      wbuf->hold(t.slot, t.bytes, c_.now_ps());
+      t.released = true;
+    }
+  }
+
+  // N3_RTL_GEMV_INJECT=k flips the lowest bit of the first result of the
+  // k-th GEMV instruction (from 0) the RTL runs in this process, so a test
+  // can show that a difference is caught and reported.
+  void inject(GemvRun& run) {
+    static const char* k = std::getenv("N3_RTL_GEMV_INJECT");
+    if (!k || run.out.empty() || int64_t(gemv_rtl_records().size()) != std::atoll(k)) return;
+    uint32_t u = bits_of(run.out[0]) ^ 1u;
+    std::memcpy(&run.out[0], &u, 4);
+  }
+
+  // The first element where the engine and the functional core differ
+  // stops the run (canonical NaN on both sides counts as equal).
+  void compare(const sim::Issued& in, const GemvRun& run) {
+    const sim::View& y = in.op("dst");
+    require(int64_t(run.out.size()) == y.numel(), "rtl gemv: the engine returned " + std::to_string(run.out.size()) +
+                                                      " results for dst " + shape_text(y));
+    std::vector<float> ref(static_cast<size_t>(y.cols));
+    for (int64_t r = 0; r < y.rows; ++r) {
+      sim::read_row(c_.sim->memory(), y, r, ref.data());
+      for (int64_t c = 0; c < y.cols; ++c) {
+        const float a = run.out[static_cast<size_t>(r * y.cols + c)], b = ref[static_cast<size_t>(c)];
+        if (bits_of(a) == bits_of(b) || (std::isnan(a) && std::isnan(b))) continue;
+        std::string name = c_.sim->program().name_of(isa::SymKind::Desc, y.slot);
+        if (name.empty()) name = "desc " + std::to_string(y.slot);
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "element [%" PRId64 ", %" PRId64 "]: rtl %.9g (0x%08x), functional %.9g (0x%08x)",
+                      r, c, double(a), bits_of(a), double(b), bits_of(b));
+        throw GemvMismatch("rtl gemv: instruction " + std::to_string(in.pc) + " (" +
+                           isa::mnemonic(*in.def, *in.sub) + ", dynamic #" + std::to_string(in.dyn) + "), dst '" +
+                           name + "' " + shape_text(y) + ", " + buf);
+      }
+    }
+  }
+
+  GemvRtl rtl_;
+  Feed feed_;
+  std::unique_ptr<sim::Memory> shadow_;
+  std::vector<Tile> tiles_;
+  size_t booked_ = 0;
+  bool ddr_stream_ = false;
+  int64_t per_row_ = 1, rows_ = 0;
+  uint64_t stream_base_ = 0;
+  double stream_start_ps_ = 0, w_ready_ps_ = 0;
+  sc_core::sc_event feed_start_, booked_event_;
+};
+
+}  // namespace
+
+void use_rtl_gemv(sc::RunOptions* o, const HwConfig& hw, const std::string& vcd) {
+  const HwConfig h = hw;
+  o->gemv_unit = [h, vcd](sc_core::sc_module_name n, sc::Context& c) -> std::unique_ptr<sc::MacUnit> {
+    return std::make_unique<RtlGemvUnit>(n, c, h, vcd);
+  };
+  o->gemv_unit_name = "rtl";
+}
+
+void print_gemv_comparison(const std::vector<GemvInsnRecord>& recs, std::FILE* out) {
+  if (recs.empty()) {
+    std::fprintf(out, "rtl gemv: no GEMV instructions ran\n");
+    return;
+  }
+  // Relative error of the model against the RTL, per instruction.
+  const double edges[] = {0.0025, 0.005, 0.01, 0.02, 0.05, 0.1};
+  std::vector<int64_t> bins(std::size(edges) + 1, 0);
+  double rtl = 0, model = 0, stall = 0, worst = 0;
+  const GemvInsnRecord* w = nullptr;
+  for (const GemvInsnRecord& r : recs) {
+    const double e = r.rtl_cycles > 0 ? std::fabs(r.model_cycles - r.rtl_cycles) / r.rtl_cycles : 0.0;
+    size_t b = 0;
+    while (b < std::size(edges) && e >= edges[b]) ++b;
+    ++bins[b];
+    rtl += r.rtl_cycles;
+    model += r.model_cycles;
+    stall += r.stall_cycles;
+    if (!w || e > worst) worst = e, w = &r;
+  }
+  std::fprintf(out, "rtl gemv: %zu instructions, RTL %.0f cycles (%.0f waiting on weights), model %.0f cycles (%+.3f%%)\n",
+               recs.size(), rtl, stall, model, rtl > 0 ? 100.0 * (model - rtl) / rtl : 0.0);
+  std::fprintf(out, "rtl gemv: per-instruction |model - rtl| / rtl:\n");
+  double lo = 0;
+  for (size_t b = 0; b < bins.size(); ++b) {
+    const std::string range = b < std::size(edges)
+                                  ? "[" + std::to_string(lo * 100).substr(0, 5) + "%, " +
+                                        std::to_string(edges[b] * 100).substr(0, 5) + "%)"
+                                  : ">= " + std::to_string(lo * 100).substr(0, 5) + "%";
+    std::fprintf(out, "  %-22s %8lld\n", range.c_str(), static_cast<long long>(bins[b]));
+    if (b < std::size(edges)) lo = edges[b];
+  }
+  std::fprintf(out, "rtl gemv: worst %.3f%%: instruction %u (%s, dynamic #%llu): rtl %.0f, model %.0f cycles\n",
+               100.0 * worst, w->pc, w->what.c_str(), static_cast<unsigned long long>(w->dyn), w->rtl_cycles,
+               w->model_cycles);
+}
+
+}  // namespace n3::rtl
