@@ -32,6 +32,7 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
   const auto t0 = std::chrono::steady_clock::now();
   // The units, each in its cosim_<unit>.cc.
   static const std::map<std::string, CosimReport (*)(const CosimOptions&, std::ostream&)> units = {
+      {"gemv", cosim_gemv},
   };
   const auto it = units.find(o.unit);
   require(it != units.end(), "--unit must be 'decoder' or 'gemv' (is '" + o.unit + "')");
