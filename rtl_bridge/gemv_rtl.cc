@@ -9,7 +9,7 @@
 // which verilated.h expects) are not ours to warn about.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "Vn3_gemv_engine.h"
+#include <Vn3_gemv_engine.h>
 #include <verilated.h>
 #include <verilated_vcd_sc.h>
 #pragma GCC diagnostic pop
@@ -190,6 +190,38 @@ void check(bool ok, const std::string& what) { require(ok, "gemv (RTL engine): "
 
 }  // namespace
 
+// The engine's cycles for a job with every stream ready (docs/rtl.md, "GEMV
+// engine", cycle formula), from the command beat (clock 0) to the last result
+// beat, following the pipeline clock by clock:
+//   activations: the blocker moves min(beat left, block left) elements a clock;
+//   first row: its beats, during the activations (BFP rows: after them, and
+//   through the core's blocker, one clock more);
+//   MAC: n = ceil(rows / CORES) * vp passes of c clocks on the busiest core,
+//   the finish stage taking 1 clock (integer sums) or 6 (lane tree).
+int64_t GemvRtl::formula_cycles(const Job& j, int B) {
+  auto pieces = [B](int64_t len, int64_t per_beat) {  // blocker clocks for one vector / row
+    int64_t n = 0;
+    for (int64_t at = 0; at < len; at += per_beat) {
+      const int64_t cnt = std::min(per_beat, len - at);
+      n += B >= per_beat ? 1 : (cnt + B - 1) / B;
+    }
+    return n;
+  };
+  const bool fl = j.wkind == WK_FLOAT, bfp = j.wkind == WK_BFP, tree = fl || (j.wkind == WK_INT4 && j.smode == SM_GROUP);
+  const int64_t epb = 256 / j.abits, R = (j.len + kLanes - 1) / kLanes;
+  const int64_t e_run = fl ? j.nvec * ((j.len + epb - 1) / epb) + 1 : (j.nsc + 7) / 8 + j.nvec * pieces(j.len, epb) + 2;
+  // The MAC starts once the activations are in and the first row has landed;
+  // integer and float rows load while the activations do.
+  const int64_t start = bfp ? e_run + pieces(j.len, kLanes) + 2 : std::max(e_run, R) + 1;
+  int64_t c = 0;  // MAC clocks of one pass
+  if (fl) c = R;
+  else
+    for (int64_t at = 0; at < j.len; at += B) c += (std::min<int64_t>(B, j.len - at) + kLanes - 1) / kLanes;
+  const int64_t n = (j.rows + kCores - 1) / kCores * j.vp;
+  const int64_t mac = tree ? c + (n - 1) * std::max<int64_t>(c, 6) + 6 : n * c + 1;
+  return start + mac;
+}
+
 GemvRun GemvRtl::run(const sim::Issued& in, const sim::Memory& mem, WeightFeed& feed) {
   const num::Formats& F = formats_;
   const auto mode = static_cast<isa::GemvMode>(isa::field_raw(in.word, in.def->fields[in.def->subop_field]));
@@ -351,6 +383,7 @@ GemvRun GemvRtl::run(const sim::Issued& in, const sim::Memory& mem, WeightFeed& 
                                           std::to_string(GemvLimits::kScales));
   check(j.rows < (int64_t(1) << 32), "too many weight rows");
   GemvRun r = drive(j, feed);
+  r.formula_cycles = formula_cycles(j, B);
   return r;
 }
 

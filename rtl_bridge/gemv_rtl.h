@@ -38,6 +38,7 @@ struct GemvRun {
   std::vector<float> out;   // dst elements in row-major dst order, each the value the engine wrote (already rounded to dst's format)
   int64_t cycles = 0;       // core clock cycles from the command beat to the last result beat
   int64_t weight_stall_cycles = 0;  // cycles a core could take a weight beat but its row had not landed
+  int64_t formula_cycles = 0;       // the engine's cycle formula for this job without stalls (docs/rtl.md)
 };
 
 // Buffer limits of the Verilated engine (the defaults of n3_gemv_engine's
@@ -77,6 +78,7 @@ class GemvRtl : public sc_core::sc_module {  // owns the Verilated Vn3_gemv_engi
   void start_of_simulation() override;
   void end_of_simulation() override;
   GemvRun drive(Job& job, WeightFeed& feed);
+  static int64_t formula_cycles(const Job& job, int bfp_block);
 
   struct Ports;
   HwConfig hw_;

@@ -1,6 +1,7 @@
 // n3_gemv_core: one GEMV core (docs/rtl.md, "GEMV engine"). It takes the
-// weight rows dealt to it (its own weight stream), holds them in two row
-// buffers (one fills while the MAC reads the other) and runs one pass over
+// weight rows dealt to it (its own weight stream), holds them in three row
+// buffers (one fills, one may sit in the BFP quantiser's last clock, the MAC
+// reads the third: no bubble between rows) and runs one pass over
 // the row per activation vector the row serves: LANES multiply-accumulates
 // per clock, block partials exact, each block aligned to the pass's e_top
 // (n3_acc_align) into a 64-bit accumulator, then the single rounding
@@ -28,7 +29,8 @@ module n3_gemv_core #(
   input  logic                         clk,
   input  logic                         rst_n,
   input  logic                         start,      // a command was taken: clear the job state
-  input  logic                         go,         // activations are in: rows may flow
+  input  logic                         wgo,        // weight rows may flow (for BFP rows: activations are in)
+  input  logic                         go,         // activations are in: the MAC may run
   input  logic [1:0]                   wkind, smode, wfmt, ofmt,
   input  logic [4:0]                   mbits,
   input  logic [2:0]                   blog,
@@ -59,14 +61,18 @@ module n3_gemv_core #(
   localparam int CW = $clog2(LANES + 1);
 
   // ---------------------------------------------------------------- buffers
-  logic [31:0] wbuf [2 * WROW];          // row elements: INT4/INT8 values, f32 bits or BFP mantissas
-  logic signed [15:0] wexp [2 * NG];     // BFP rows: block exponents
-  logic [31:0] gsc [2 * NG];             // group / block scales
-  logic [31:0] rscale [2], rtag [2], rvlo [2];
-  logic [1:0] full;                      // buffer holds a complete row
-  logic signed [15:0] etop [2][PMAX];    // BFP rows: e_top per served vector
-  logic [PMAX-1:0] eany [2];             // ... and whether any block pair was non-zero
-  logic [1:0] wpois;                     // BFP row holds NaN/Inf
+  localparam int NB = 3;                 // row buffers
+  logic [31:0] wbuf [NB * WROW];         // row elements: INT4/INT8 values, f32 bits or BFP mantissas
+  logic signed [15:0] wexp [NB * NG];    // BFP rows: block exponents
+  logic [31:0] gsc [NB * NG];            // group / block scales
+  logic [31:0] rscale [NB], rtag [NB], rvlo [NB];
+  logic [NB-1:0] full;                   // buffer holds a complete row
+  logic signed [15:0] etop [NB][PMAX];   // BFP rows: e_top per served vector
+  logic [PMAX-1:0] eany [NB];            // ... and whether any block pair was non-zero
+  logic [NB-1:0] wpois;                  // BFP row holds NaN/Inf
+  function automatic logic [1:0] nextb(logic [1:0] b);
+    return (b == 2'(NB - 1)) ? 2'd0 : b + 2'd1;
+  endfunction
 
   logic bfp, isfloat, grp, two;
   assign bfp = wkind == WK_BFP;
@@ -77,7 +83,7 @@ module n3_gemv_core #(
   assign bsize = 7'd1 << blog;
 
   // ------------------------------------------------------------ row loader
-  logic wb;                  // buffer the next accepted beat goes to
+  logic [1:0] wb;            // buffer the next accepted beat goes to
   logic [31:0] lpos;         // element of the next beat within its row
   logic [31:0] lrows;        // rows whose last beat was accepted
   logic [31:0] ngs, gidx;    // next group start, its group index
@@ -97,12 +103,12 @@ module n3_gemv_core #(
   logic bk_ready, bk_valid, bk_last;
   logic signed [15:0] bk_exp;
   logic [BMAX-1:0][15:0] bk_mant;
-  logic qwb;
+  logic [1:0] qwb;
   logic [31:0] qblk;
   logic [CW-1:0] beat_cnt;
   assign row_last = lpos + 32'(LANES) >= len;
   assign beat_cnt = row_last ? CW'(len - lpos) : CW'(LANES);
-  assign w_ready = go && lrows < nrows && !full[wb] && (!bfp || bk_ready);
+  assign w_ready = wgo && lrows < nrows && !full[wb] && (!bfp || bk_ready);
   assign take = w_valid && w_ready;
 
   n3_gemv_blocker #(.NE(LANES), .BMAX(BMAX)) u_blk (
@@ -121,10 +127,10 @@ module n3_gemv_core #(
 
   always_ff @(posedge clk) begin
     if (!rst_n || start) begin
-      wb <= 1'b0;
+      wb <= '0;
       lpos <= '0;
       lrows <= '0;
-      qwb <= 1'b0;
+      qwb <= '0;
       qblk <= '0;
       ngs <= '0;
       gidx <= '0;
@@ -156,7 +162,7 @@ module n3_gemv_core #(
         if (row_last) begin
           lpos <= '0;
           lrows <= lrows + 1;
-          wb <= !wb;
+          wb <= nextb(wb);
         end else begin
           lpos <= lpos + 32'(LANES);
         end
@@ -181,7 +187,7 @@ module n3_gemv_core #(
           end
         end
         if (bk_last) begin
-          qwb <= !qwb;
+          qwb <= nextb(qwb);
           qblk <= '0;
         end else begin
           qblk <= qblk + 1;
@@ -194,7 +200,7 @@ module n3_gemv_core #(
   // One pass = one (row, vector) dot product. Per clock k elements: up to
   // LANES, never across a BFP block (one aligner per core), and, with float
   // weights, LANES at a time regardless of blocks.
-  logic mrb;                           // buffer of the row being passed over
+  logic [1:0] mrb;                     // buffer of the row being passed over
   logic [31:0] mvi, mpos, mblk, mbpos, mg, mgb, mrows;
   logic signed [63:0] mpb, macc;       // block partial, accumulator
   logic [31:0] lanes [32];             // f32 lane-tree lanes (group sums, float products)
@@ -206,7 +212,7 @@ module n3_gemv_core #(
   logic [31:0] bpg;
   assign bpg = group >> blog;
 
-  assign run = full[mrb];
+  assign run = go && full[mrb];
   assign v = rvlo[mrb] + mvi;
   assign act_addr = AW'(v * lpad + mpos);
   assign ax_addr = XW'(v * nblk + mblk);
@@ -286,7 +292,7 @@ module n3_gemv_core #(
 
   always_ff @(posedge clk) begin
     if (!rst_n || start) begin
-      mrb <= 1'b0;
+      mrb <= '0;
       mvi <= '0;
       mpos <= '0;
       mblk <= '0;
@@ -329,7 +335,7 @@ module n3_gemv_core #(
           if (mvi + 1 == vp) begin
             mvi <= '0;
             full[mrb] <= 1'b0;
-            mrb <= !mrb;
+            mrb <= nextb(mrb);
             mrows <= mrows + 1;
           end else begin
             mvi <= mvi + 1;

@@ -125,6 +125,10 @@ module n3_gemv_engine #(
   logic qhave, qpois;
 
   // ------------------------------------------------------------------ cores
+  // Rows of integer and float weights load while the activations do; rows
+  // quantised to BFP need the activation exponents (e_top) first.
+  logic wgo;
+  assign wgo = st == S_RUN || ((st == S_SCALE || st == S_ACT) && c_wkind != WK_BFP);
   logic [CORES-1:0][AW-1:0] act_addr;
   logic [CORES-1:0][LANES-1:0][31:0] act_data;
   logic [CORES-1:0][XW-1:0] ax_addr;
@@ -148,7 +152,7 @@ module n3_gemv_engine #(
     assign vv_emax[c] = vemax[vv_addr[c]];
     assign vv_pois[c] = vpois[vv_addr[c]];
     n3_gemv_core #(.LANES(LANES), .BMAX(BMAX), .WROW(WROW), .PMAX(PMAX), .AW(AW), .XW(XW), .VW(VW)) u_core (
-      .clk(clk), .rst_n(rst_n), .start(start), .go(st == S_RUN), .wkind(c_wkind), .smode(c_smode),
+      .clk(clk), .rst_n(rst_n), .start(start), .wgo(wgo), .go(st == S_RUN), .wkind(c_wkind), .smode(c_smode),
       .wfmt(c_wfmt), .ofmt(c_ofmt), .mbits(c_mbits), .blog(c_blog), .group(c_group), .len(c_len),
       .lpad(c_lpad), .nblk(c_nblk), .vp(c_vp), .nrows(nrows), .w_valid(w_valid[c]), .w_ready(w_ready[c]),
       .w_data(w_data[c]), .w_scale(w_scale[c]), .w_tag(w_tag[c]), .w_vlo(w_vlo[c]), .w_gsc(w_gsc[c]),
