@@ -34,6 +34,9 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
   static const std::map<std::string, CosimReport (*)(const CosimOptions&, std::ostream&)> units = {
       {"decoder", cosim_decoder},
       {"fp", cosim_fp},
+#ifdef N3_HAVE_RTL_GEMV
+      {"gemv", cosim_gemv},
+#endif
   };
   const auto it = units.find(o.unit);
   require(it != units.end(), "--unit must be 'decoder', 'gemv' or 'fp' (is '" + o.unit + "')");
