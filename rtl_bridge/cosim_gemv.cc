@@ -132,15 +132,15 @@ struct Harness : sc_core::sc_module {
       if (rep_.first_mismatch_index < 0 || index < rep_.first_mismatch_index) {
         rep_.first_mismatch_index = index;
         std::ostringstream s;
-        s << "vector " << index << " (" << g.kind << ", class " << g.cls << ", T/H " << g.shape.vectors << ", outputs "
-          << g.shape.outputs << ", len " << g.shape.dot_len << ", bfp_block " << g.formats.bfp_block << "): " << bad;
+        s << "vector " << index << " (" << g.kind << ", class " << g.cls << ", vectors " << g.shape.vectors << ", rows "
+          << g.shape.rows << ", len " << g.shape.len << ", bfp_block " << g.formats.bfp_block << "): " << bad;
         rep_.first_mismatch = s.str();
       }
     }
     static const bool verbose = std::getenv("N3_COSIM_GEMV_VERBOSE") != nullptr;
     if (verbose)
-      log_ << "vector " << index << " " << g.kind << " class " << g.cls << " vectors " << g.shape.vectors << " outputs "
-           << g.shape.outputs << " len " << g.shape.dot_len << " block " << g.formats.bfp_block << " rtl "
+      log_ << "vector " << index << " " << g.kind << " class " << g.cls << " vectors " << g.shape.vectors << " rows "
+           << g.shape.rows << " len " << g.shape.len << " block " << g.formats.bfp_block << " rtl "
            << run.cycles << " formula " << run.formula_cycles << " model " << timing::gemv_compute_cycles(params_, g.shape)
            << (g.shape_key.empty() ? " (stalls)" : "") << (bad.empty() ? "" : " MISMATCH") << "\n";
     if (!g.shape_key.empty()) {

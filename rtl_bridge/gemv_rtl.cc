@@ -94,7 +94,7 @@ struct GemvRtl::Ports {
 };
 
 GemvRtl::GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path)
-    : sc_module(n), hw_(hw), formats_(hw.numerics.formats), vcd_path_(vcd_path), clk_("clk", sc_core::sc_time(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS)) {
+    : sc_module(n), hw_(hw), formats_(hw.numerics.formats), vcd_path_(vcd_path), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS) {
   require(hw.compute.gemv_cores.value == kCores && hw.compute.gemv_macs_per_clk.value == kLanes,
           "the RTL GEMV engine was built for gemv_cores " + std::to_string(kCores) + ", gemv_macs_per_clk " +
               std::to_string(kLanes) + "; hardware '" + hw.name + "' has " +
@@ -141,6 +141,7 @@ GemvRtl::GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::strin
   d.r_vi(p.r_vi);
   d.busy(p.busy);
   SC_THREAD(fetcher);
+  SC_THREAD(clock);
 }
 
 GemvRtl::~GemvRtl() {
@@ -382,9 +383,26 @@ GemvRun GemvRtl::run(const sim::Issued& in, const sim::Memory& mem, WeightFeed& 
   check(j.nsc <= GemvLimits::kScales, std::to_string(j.nsc) + " INT8 value scales exceed the engine's " +
                                           std::to_string(GemvLimits::kScales));
   check(j.rows < (int64_t(1) << 32), "too many weight rows");
+  clock_on_ = true;
+  clock_go_.notify(sc_core::SC_ZERO_TIME);
+  struct Gate {  // the clock stops when the job ends, also on an exception
+    bool& on;
+    ~Gate() { on = false; }
+  } gate{clock_on_};
   GemvRun r = drive(j, feed);
   r.formula_cycles = formula_cycles(j, B);
   return r;
+}
+
+void GemvRtl::clock() {
+  const sc_core::sc_time half = period_ / 2;
+  for (;;) {
+    while (!clock_on_) sc_core::wait(clock_go_);
+    clk_.write(true);
+    sc_core::wait(half);
+    clk_.write(false);
+    sc_core::wait(half);
+  }
 }
 
 GemvRun GemvRtl::drive(Job& j, WeightFeed& feed) {

@@ -84,7 +84,15 @@ class GemvRtl : public sc_core::sc_module {  // owns the Verilated Vn3_gemv_engi
   HwConfig hw_;
   num::Formats formats_;
   std::string vcd_path_;
-  sc_core::sc_clock clk_;
+  // The core clock, gated: it runs only while run() drives a job. A free
+  // running sc_clock would keep the simulation from ever running out of
+  // events, so the SystemC model's sc_start() could not return between
+  // programs, and it would cost a Verilated evaluation every idle cycle.
+  void clock();  // SC_THREAD
+  sc_core::sc_signal<bool> clk_{"clk"};
+  sc_core::sc_time period_;
+  bool clock_on_ = false;
+  sc_core::sc_event clock_go_;
   std::unique_ptr<Ports> p_;
   std::unique_ptr<Vn3_gemv_engine> dut_;
   VerilatedVcdSc* vcd_ = nullptr;

@@ -56,10 +56,10 @@ class RtlGemvUnit : public sc::MacUnit {
     const timing::Params& p = c_.p;
     const double now = c_.now_ps(), clk = p.core_ps();
     c_.macs += static_cast<uint64_t>(timing::insn_macs(in));
-    const timing::GemvCycles g = timing::gemv_cycles(p, timing::gemv_shape(in));
+    const timing::GemvCycles g = timing::gemv_cycles(p, timing::gemv_shape(in, p.numerics.formats.bfp_block));
     // Activations in through an L2 port; the engine's own activation load
     // stands for the read, the booking for the port's occupancy.
-    const double x_ready = move(in.op("src"), false, now, 1);
+    const double x_ready = move(in.op("src"), false, now + g.setup * clk, 1);
     start_stream(in, now, now + g.setup * clk);
     const double t0 = c_.now_ps();
     GemvRun run = rtl_.run(in, *shadow_, feed_);
@@ -75,14 +75,19 @@ class RtlGemvUnit : public sc::MacUnit {
     // The timing model's prediction for the same tile arrivals.
     // As MacUnit: the MACs start once the activations are in after setup,
     // then follow the tiles (or wait for on-chip weights), then drain.
-    const double start = x_ready + g.setup * clk;
+    const double start = std::max(x_ready, now + (g.setup + g.act) * clk);
     double model_end;
-    if (tiles_.empty()) {
-      model_end = std::max(start + g.compute * clk, w_ready_ps_) + g.drain * clk;
+    if (!ddr_stream_ && !w_on_l2_) {
+      model_end = start + (g.compute + g.drain) * clk;
     } else {
       std::vector<std::pair<double, int64_t>> arrivals;
-      for (const Tile& t : tiles_) arrivals.push_back({t.landed_ps, t.bytes});
-      model_end = timing::mac_stream_end_ps(start, arrivals, g.compute * clk) + g.drain * clk;
+      if (ddr_stream_)
+        for (const Tile& t : tiles_) arrivals.push_back({t.landed_ps, t.bytes});
+      else
+        arrivals = timing::rows_landing(rows_, w_start_ps_, w_ready_ps_, rows_);
+      for (auto& a : arrivals) a.first = timing::on_clock(a.first, now, clk);
+      model_end =
+          timing::mac_stream_end_ps(start, arrivals, g.compute * clk, g.land_to_mac * clk, g.row_work * clk) + g.drain * clk;
     }
     GemvInsnRecord rec;
     rec.pc = in.pc;
@@ -92,6 +97,14 @@ class RtlGemvUnit : public sc::MacUnit {
     rec.model_cycles = (model_end - now) / clk;
     rec.stall_cycles = double(run.weight_stall_cycles);
     gemv_rtl_records().push_back(rec);
+    // N3_RTL_GEMV_TRACE=1: one line per instruction (calibration work).
+    static const bool trace = std::getenv("N3_RTL_GEMV_TRACE") != nullptr;
+    if (trace)
+      std::fprintf(stderr, "rtl gemv: #%llu pc %u %s: rtl %.0f (stall %.0f), model %.0f; setup %.0f act %.0f compute %.0f drain %.0f; %s weights, %zu tiles, first landed +%.0f, last +%.0f\n",
+                   static_cast<unsigned long long>(rec.dyn), rec.pc, rec.what.c_str(), rec.rtl_cycles, rec.stall_cycles,
+                   rec.model_cycles, g.setup, g.act, g.compute, g.drain, ddr_stream_ ? "ddr" : "on-chip", tiles_.size(),
+                   tiles_.empty() ? (w_ready_ps_ - now) / clk : (tiles_.front().landed_ps - now) / clk,
+                   tiles_.empty() ? 0.0 : (tiles_.back().landed_ps - now) / clk);
     const double busy = double(run.cycles - run.weight_stall_cycles) * clk;
     for (auto& core : cores_) core->busy_ps += busy;
     return {end, busy, double(run.weight_stall_cycles) * clk};
@@ -161,9 +174,14 @@ class RtlGemvUnit : public sc::MacUnit {
     tiles_.clear();
     booked_ = 0;
     ddr_stream_ = w.d.space == Space::DDR;
-    w_ready_ps_ = now;
+    w_ready_ps_ = w_start_ps_ = now;
+    w_on_l2_ = w.d.space == Space::L2;
     if (!ddr_stream_) {
-      if (w.d.space == Space::L2) w_ready_ps_ = move(w, false, now, 1);
+      // On chip: L2 weights arrive row by row over one L2 port read.
+      if (w_on_l2_) {
+        w_ready_ps_ = move(w, false, tiles_from, 1);
+        w_start_ps_ = last_start_ps_;
+      }
       return;
     }
     const int64_t all = timing::view_bytes(w), tile = wbuf->tile_bytes();
@@ -192,7 +210,8 @@ class RtlGemvUnit : public sc::MacUnit {
   void wait_rows(int64_t end) {
     if (end <= 0) return;
     if (!ddr_stream_) {
-      c_.wait_until(w_ready_ps_);
+      if (w_on_l2_)
+        c_.wait_until(w_start_ps_ + (w_ready_ps_ - w_start_ps_) * double(std::min(end, rows_)) / double(std::max<int64_t>(rows_, 1)));
       return;
     }
     const int64_t last_byte = std::min(end, rows_) * per_row_ - 1;
@@ -250,10 +269,10 @@ class RtlGemvUnit : public sc::MacUnit {
   std::unique_ptr<sim::Memory> shadow_;
   std::vector<Tile> tiles_;
   size_t booked_ = 0;
-  bool ddr_stream_ = false;
+  bool ddr_stream_ = false, w_on_l2_ = false;
   int64_t per_row_ = 1, rows_ = 0;
   uint64_t stream_base_ = 0;
-  double stream_start_ps_ = 0, w_ready_ps_ = 0;
+  double stream_start_ps_ = 0, w_ready_ps_ = 0, w_start_ps_ = 0;
   sc_core::sc_event feed_start_, booked_event_;
 };
 
@@ -276,12 +295,19 @@ void print_gemv_comparison(const std::vector<GemvInsnRecord>& recs, std::FILE* o
   const double edges[] = {0.0025, 0.005, 0.01, 0.02, 0.05, 0.1};
   std::vector<int64_t> bins(std::size(edges) + 1, 0);
   double rtl = 0, model = 0, stall = 0, worst = 0;
+  int64_t within = 0, one_cycle = 0, beyond = 0;
   const GemvInsnRecord* w = nullptr;
   for (const GemvInsnRecord& r : recs) {
     const double e = r.rtl_cycles > 0 ? std::fabs(r.model_cycles - r.rtl_cycles) / r.rtl_cycles : 0.0;
     size_t b = 0;
     while (b < std::size(edges) && e >= edges[b]) ++b;
     ++bins[b];
+    if (e <= 0.02)
+      ++within;
+    else if (std::fabs(r.model_cycles - r.rtl_cycles) <= 1.0 + 1e-9)
+      ++one_cycle;
+    else
+      ++beyond;
     rtl += r.rtl_cycles;
     model += r.model_cycles;
     stall += r.stall_cycles;
@@ -299,6 +325,8 @@ void print_gemv_comparison(const std::vector<GemvInsnRecord>& recs, std::FILE* o
     std::fprintf(out, "  %-22s %8lld\n", range.c_str(), static_cast<long long>(bins[b]));
     if (b < std::size(edges)) lo = edges[b];
   }
+  std::fprintf(out, "rtl gemv: %lld within 2%%, %lld more within one cycle, %lld beyond both\n",
+               static_cast<long long>(within), static_cast<long long>(one_cycle), static_cast<long long>(beyond));
   std::fprintf(out, "rtl gemv: worst %.3f%%: instruction %u (%s, dynamic #%llu): rtl %.0f, model %.0f cycles\n",
                100.0 * worst, w->pc, w->what.c_str(), static_cast<unsigned long long>(w->dyn), w->rtl_cycles,
                w->model_cycles);

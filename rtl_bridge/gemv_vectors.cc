@@ -289,7 +289,6 @@ GemvVector make_gemv_vector(uint64_t seed, int64_t index, const HwConfig& hw) {
       }
       bld.put(g.w, g.w.scale_addr(o), rec.data(), rec.size());
     }
-    g.shape = {T, N, K};
   } else {
     const bool qk = g.mode == isa::GemvMode::QK;
     const int64_t H = L ? L->heads : pick<int64_t>(r, {1, 1, 2, 4, 8});
@@ -335,8 +334,8 @@ GemvVector make_gemv_vector(uint64_t seed, int64_t index, const HwConfig& hw) {
       }
       bld.put(g.w, g.w.scale_addr(t), rec.data(), rec.size());
     }
-    g.shape = qk ? timing::GemvShape{H, n, d} : timing::GemvShape{H, d, n};
   }
+  g.shape = timing::gemv_shape(g.mode, g.dst, g.src, g.w, g.formats.bfp_block);
   // Half the vectors run with random stalls on every stream; the others time
   // the engine for the cycle table.
   if (!large && chance(r, 0.5)) {

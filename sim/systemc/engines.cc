@@ -40,6 +40,7 @@ double EngineUnit::transact(tlm_utils::simple_initiator_socket<EngineUnit>& s, i
   s->b_transport(t, delay);
   require(t.is_response_ok(), "systemc: memory transaction refused at instruction " + std::to_string(cur_->pc));
   // TLM-2.0: the returned delay counts from the time at return (the target may have waited).
+  last_start_ps_ = x.start_ps;
   return c_.now_ps() + delay.to_seconds() * 1e12;
 }
 
@@ -114,7 +115,7 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
   const bool gemm = engine_ == 3;
   const int64_t macs = timing::insn_macs(in);
   c_.macs += static_cast<uint64_t>(macs);
-  double compute_all, setup, drain;
+  double compute_all, setup, drain, act = 0, land = 0, row_work = 0;
   if (gemm) {
     c_.gemm_macs += static_cast<uint64_t>(macs);
     compute_all = std::ceil(double(macs) / double(p.gemm_macs_per_clk_total())) * clk;
@@ -124,9 +125,12 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
   } else {
     // timing::gemv_cycles: outputs dealt to the cores in turn, the unit
     // finishes with its busiest core, then drains through the adder trees.
-    const timing::GemvCycles g = timing::gemv_cycles(p, timing::gemv_shape(in));
+    const timing::GemvCycles g = timing::gemv_cycles(p, timing::gemv_shape(in, p.numerics.formats.bfp_block));
     compute_all = g.compute * clk;
     setup = g.setup * clk;
+    act = g.act * clk;
+    land = g.land_to_mac * clk;
+    row_work = g.row_work * clk;
     drain = g.drain * clk;
     const int64_t outs = std::max<int64_t>(in.op("dst").numel(), 1), per_out = macs / outs;
     const int64_t n = p.compute.gemv_cores.value;
@@ -137,7 +141,8 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
     }
   }
   // Activations in: one L2 read before the first MAC.
-  const double x_ready = move(in.op("src"), false, now + setup, 1);
+  // (GEMV: no sooner than the engine's activation load, timing::gemv_cycles.)
+  const double x_ready = std::max(move(in.op("src"), false, now + setup, 1), now + setup + act);
   const sim::View& w = in.op("w");
   const int64_t wbytes = timing::view_bytes(w);
   double compute_end = x_ready, ddr_wait = 0;
@@ -150,22 +155,32 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
       const WbufIf::Slot slot = wbuf->take();
       const double not_before = std::max(now + setup, slot.free_ps);
       c_.wait_until(not_before);  // lets other engines' transfers interleave with this stream
-      const double landed = ddr_move(b, false, not_before, p.memory.hp_ports.value, w.d.base + uint64_t(off));
-      ddr_wait += std::max(0.0, landed - compute_end);  // the MACs idle until the tile lands
-      compute_end = std::max(compute_end, landed) + compute_all * double(b) / double(wbytes);
+      // The MACs take a tile at the first clock edge after it landed.
+      const double landed =
+          timing::on_clock(ddr_move(b, false, not_before, p.memory.hp_ports.value, w.d.base + uint64_t(off)), now, clk);
+      ddr_wait += std::max(0.0, landed + land - compute_end);  // the MACs idle until the tile is in
+      compute_end = std::max(compute_end, landed + land) + compute_all * double(b) / double(wbytes);
+      // (timing::mac_stream_end_ps: the last row's own work follows its arrival whole.)
+      if (off + b >= wbytes) compute_end = std::max(compute_end, landed + land + row_work);
       wbuf->hold(slot.index, b, compute_end);
     }
   } else {
-    // Weights on chip: they stream from L2 (WBUF feeds the cores at MAC rate).
-    double w_ready = now + setup;
-    if (w.d.space == Space::L2) w_ready = move(w, false, now + setup, 1);
-    compute_end = std::max(compute_end + compute_all, w_ready);
+    // Weights on chip: they stream from L2 row by row at the port's rate
+    // (the MACs take each row once it is in), or sit in WBUF (MAC rate).
+    if (w.d.space == Space::L2) {
+      const double w_ready = move(w, false, now + setup, 1);
+      std::vector<std::pair<double, int64_t>> rows = timing::rows_landing(w.rows, last_start_ps_, w_ready, w.rows);
+      for (auto& r : rows) r.first = timing::on_clock(r.first, now, clk);
+      compute_end = timing::mac_stream_end_ps(compute_end, rows, compute_all, land, row_work);
+    } else {
+      compute_end += compute_all;
+    }
   }
   // The result moves once it exists: booked then, not ahead, so no other
   // engine's transfer waits behind a reservation in the future.
   c_.wait_until(compute_end + drain);
   const double end = move(in.op("dst"), true, compute_end + drain, 1);
-  return {end, setup + compute_all + drain, ddr_wait};
+  return {end, setup + act + compute_all + drain, ddr_wait};
 }
 
 EngineUnit::Timed SfuUnit::model(const sim::Issued& in) {

@@ -61,6 +61,7 @@ class EngineUnit : public sc_core::sc_module {
   const int engine_;
   const sim::Issued* cur_ = nullptr;
   bool touched_ddr_ = false;  // this instruction moved DDR bytes
+  double last_start_ps_ = 0;  // when the last transaction's first resource started
 
  private:
   void run();

@@ -52,40 +52,126 @@ int64_t sfu_work(const Params& p, const sim::Issued& in) {
   return n * passes;
 }
 
+namespace {
+
+// Clocks of the engine's BFP blocker over `len` elements arriving `per_beat`
+// a clock: a beat is one clock unless it spans several blocks (one block a clock).
+int64_t blocker_clocks(int64_t len, int64_t per_beat, int64_t block) {
+  if (block >= per_beat) return (len + per_beat - 1) / per_beat;
+  int64_t n = 0;
+  for (int64_t at = 0; at < len; at += per_beat) n += (std::min(per_beat, len - at) + block - 1) / block;
+  return n;
+}
+
+// Pipeline stages of the RTL engine that no hardware-file key sets
+// (docs/rtl.md, "GEMV engine"): the activation blocker's register; the
+// core's row blocker before a BFP weight row can be used;
+// the float lane tree's finish (log2(32) adder levels and the rounding:
+// numerics fixes the tree at 32 lanes), which also bounds a pass from below.
+constexpr int64_t kActBlockerStage = 1, kBfpRowStages = 1, kTreeFinish = 6, kRowHandoff = 1;
+
+}  // namespace
+
 GemvCycles gemv_cycles(const Params& p, const GemvShape& s) {
-  // Outputs dealt to the cores in turn; the engine finishes with its busiest core.
-  const int64_t outs = std::max<int64_t>(s.vectors * s.outputs, 1), n = p.compute.gemv_cores.value;
-  const int64_t busiest = outs / n + (outs % n ? 1 : 0);
+  using Path = GemvShape::Path;
+  const int64_t L = p.compute.gemv_macs_per_clk.value, C = p.compute.gemv_cores.value;
+  const int64_t port = p.l2_word_bytes() * p.timing.l2_port_words.value;  // activation bytes a clock
+  const int64_t per_beat = std::max<int64_t>(port / std::max<int64_t>(s.act_bytes, 1), 1);
+  const int64_t B = std::max<int64_t>(s.block, 1);
+  const bool tree = s.path == Path::Group || s.path == Path::Float;
   GemvCycles c;
   c.setup = double(p.timing.gemv_setup_cycles.value);
-  c.compute = std::ceil(double(busiest * s.dot_len) / double(p.compute.gemv_macs_per_clk.value));
-  c.drain = double(p.timing.gemv_drain_cycles.value);
+  // Activations in: f32 value scales first (pv over INT8), then every vector,
+  // quantised to BFP block by block as it arrives (float weights keep f32).
+  if (s.path == Path::Float) {
+    c.act = double(s.vectors * ((s.len + per_beat - 1) / per_beat));
+  } else {
+    c.setup += double(kActBlockerStage);
+    c.act = double((s.scale_words * 4 + port - 1) / port + s.vectors * blocker_clocks(s.len, per_beat, B));
+  }
+  // One pass = one row against one vector: LANES elements of one block a
+  // clock (float rows: LANES elements a clock).
+  int64_t pass = 0;
+  if (s.path == Path::Float)
+    pass = (s.len + L - 1) / L;
+  else
+    for (int64_t at = 0; at < s.len; at += B) pass += (std::min(B, s.len - at) + L - 1) / L;
+  const int64_t passes = (s.rows + C - 1) / C * s.per_row;
+  // A landed row is handed to its core at the next clock, enters it one beat
+  // (LANES elements) a clock, then a register.
+  c.land_to_mac = double((s.len + L - 1) / L + kRowHandoff);
+  c.row_work = double(tree ? pass + (s.per_row - 1) * std::max(pass, kTreeFinish) : s.per_row * pass);
+  if (tree) {
+    c.compute = double(pass + (passes - 1) * std::max(pass, kTreeFinish));
+    c.drain = double(kTreeFinish);
+  } else {
+    c.compute = double(passes * pass);
+    c.drain = double(p.timing.gemv_drain_cycles.value);
+    // A float K or V row passes the core's blocker before its first MAC.
+    if (s.path == Path::Bfp) c.drain += double(blocker_clocks(s.len, L, B) + kBfpRowStages);
+  }
   return c;
 }
 
 double gemv_compute_cycles(const Params& p, const GemvShape& s) { return gemv_cycles(p, s).total(); }
 
-GemvShape gemv_shape(const sim::Issued& in) {
-  const sim::View& y = in.op("dst");
-  const sim::View& w = in.op("w");
-  const sim::View& x = in.op("src");
-  switch (static_cast<isa::GemvMode>(in.sub->value)) {
+GemvShape gemv_shape(isa::GemvMode mode, const sim::View& y, const sim::View& x, const sim::View& w, int block) {
+  GemvShape s;
+  s.block = block;
+  s.act_bytes = x.d.dtype == isa::Dtype::F32 ? 4 : 2;
+  const bool i8 = w.d.dtype == isa::Dtype::INT8;
+  switch (mode) {
     case isa::GemvMode::MV:
-      return {x.rows, y.cols, w.cols};
+      s.vectors = s.per_row = x.rows;
+      s.rows = w.rows;
+      s.len = w.cols;
+      s.path = i8                                          ? GemvShape::Path::Int
+               : w.d.dtype != isa::Dtype::INT4             ? GemvShape::Path::Float
+               : w.d.scale_mode == isa::ScaleMode::GROUP   ? GemvShape::Path::Group
+                                                           : GemvShape::Path::Int;
+      break;
     case isa::GemvMode::QK:
-      return {x.rows, y.cols, x.cols};
-    case isa::GemvMode::PV:
-      return {x.rows, y.cols, w.rows};
+    case isa::GemvMode::PV: {
+      const bool qk = mode == isa::GemvMode::QK;
+      const int64_t d = qk ? x.cols : y.cols, G = d > 0 ? std::max<int64_t>(w.cols / d, 1) : 1;
+      s.vectors = x.rows;
+      s.per_row = std::max<int64_t>(x.rows / G, 1);
+      s.len = qk ? d : w.rows;
+      s.rows = qk ? w.rows * G : G * d;
+      s.path = i8 ? GemvShape::Path::Int : GemvShape::Path::Bfp;
+      if (!qk && i8) s.scale_words = G * w.rows;
+      break;
+    }
   }
-  return {};
+  return s;
 }
 
-double mac_stream_end_ps(double start_ps, const std::vector<std::pair<double, int64_t>>& tiles, double compute_ps) {
+GemvShape gemv_shape(const sim::Issued& in, int block) {
+  return gemv_shape(static_cast<isa::GemvMode>(in.sub->value), in.op("dst"), in.op("src"), in.op("w"), block);
+}
+
+double on_clock(double t, double origin_ps, double clk_ps) {
+  if (t <= origin_ps) return t;
+  // A hair of slack: picosecond sums land a rounding error past an edge.
+  return origin_ps + std::ceil((t - origin_ps) / clk_ps - 1e-6) * clk_ps;
+}
+
+std::vector<std::pair<double, int64_t>> rows_landing(int64_t rows, double start_ps, double end_ps, int64_t bytes) {
+  std::vector<std::pair<double, int64_t>> t;
+  rows = std::max<int64_t>(rows, 1);
+  for (int64_t r = 0; r < rows; ++r)
+    t.push_back({start_ps + (end_ps - start_ps) * double(r + 1) / double(rows), bytes * (r + 1) / rows - bytes * r / rows});
+  return t;
+}
+
+double mac_stream_end_ps(double start_ps, const std::vector<std::pair<double, int64_t>>& tiles, double compute_ps,
+                         double land_to_mac_ps, double row_work_ps) {
   int64_t all = 0;
   for (const auto& t : tiles) all += t.second;
   double end = start_ps;
   for (const auto& [landed, bytes] : tiles)
-    end = std::max(end, landed) + (all ? compute_ps * double(bytes) / double(all) : 0.0);
+    end = std::max(end, landed + land_to_mac_ps) + (all ? compute_ps * double(bytes) / double(all) : 0.0);
+  if (!tiles.empty()) end = std::max(end, tiles.back().first + land_to_mac_ps + row_work_ps);
   return end;
 }
 

@@ -27,30 +27,57 @@ int64_t insn_macs(const sim::Issued& in);
 // produced (a fused row operator reads its row more than once).
 int64_t sfu_work(const Params& p, const sim::Issued& in);
 
-// The shape of one GEMV instruction as the engine sees it: `vectors`
-// activation vectors (mv: tokens T; qk/pv: query heads H), `outputs` results
-// per vector (mv: rows N; qk: positions n; pv: head dim d) and `dot_len`
-// elements per dot product (mv: K; qk: d; pv: n).
+// The shape of one GEMV instruction as the GEMV engine runs it
+// (docs/timing.md "GEMV", docs/rtl.md "GEMV engine"): `vectors` activation
+// vectors of `len` elements of `act_bytes` bytes stream in (after
+// `scale_words` f32 value scales for pv over an INT8 cache); `rows` weight
+// rows are dealt to the cores in turn, each row serving `per_row` vectors
+// with dot products of `len` elements in BFP blocks of `block`.
+//   mv: vectors T, rows N, per_row T, len K
+//   qk: vectors H, rows n x G, per_row H / G, len d
+//   pv: vectors H, rows G x d, per_row H / G, len n
 struct GemvShape {
-  int64_t vectors = 1, outputs = 1, dot_len = 1;
+  enum class Path {
+    Int,    // INT4 (row, two_level) or INT8 weights / keys / values: integer block sums, one rounding
+    Group,  // INT4 with per-group f32 scales: integer block sums, the 32-lane float tree finishes
+    Float,  // float weights: f32 products, the 32-lane float tree (activations stay f32)
+    Bfp,    // float K or V: each row is BFP-quantised in the core, then integer block sums
+  };
+  Path path = Path::Int;
+  int64_t vectors = 1, rows = 1, per_row = 1, len = 1, act_bytes = 2, block = 32, scale_words = 0;
 };
-// Core clock cycles of one GEMV instruction with every operand already on
-// chip (no memory waits): setup, the busiest core's MACs, drain; the formula
-// MacUnit times instructions with (docs/timing.md), and the one the RTL
-// engine is calibrated against (docs/rtl.md, "Calibration").
+// Core clock cycles of one GEMV instruction with every operand on chip and
+// no stall, in the engine's phases: setup (command and pipeline stages),
+// activation load (one L2 port's width per clock), the busiest core's MAC
+// passes, drain. The formula MacUnit times instructions with, fitted to the
+// RTL engine (docs/rtl.md "Calibration").
 struct GemvCycles {
-  double setup = 0, compute = 0, drain = 0;
-  double total() const { return setup + compute + drain; }
+  double setup = 0, act = 0, compute = 0, drain = 0;
+  double land_to_mac = 0;  // from a weight row's landing to its first MAC (its beats into a core)
+  double row_work = 0;     // one row's passes on its core: the last row to land needs them all after it
+  double total() const { return setup + act + compute + drain; }
 };
 GemvCycles gemv_cycles(const Params& p, const GemvShape& s);
 double gemv_compute_cycles(const Params& p, const GemvShape& s);
-// The shape of a GEMV instruction (gemv.mv / qk / pv).
-GemvShape gemv_shape(const sim::Issued& in);
+// The shape of a GEMV instruction (gemv.mv / qk / pv) from its operands, or
+// of the instruction itself; `block` is numerics.bfp_block.
+GemvShape gemv_shape(isa::GemvMode mode, const sim::View& dst, const sim::View& src, const sim::View& w, int block);
+GemvShape gemv_shape(const sim::Issued& in, int block);
 // When a MAC engine finishes computing on a weight stream: it starts once
 // the activations are in (`start_ps`) and takes each tile when the tile has
 // landed and the previous one is done, spending compute_ps * tile bytes /
-// all bytes on it. `tiles`: (landed ps, bytes) in stream order.
-double mac_stream_end_ps(double start_ps, const std::vector<std::pair<double, int64_t>>& tiles, double compute_ps);
+// all bytes on it. `tiles`: (landed ps, bytes) in stream order; a tile's
+// data reach the MACs land_to_mac_ps after it landed, and the last row's
+// own work (row_work_ps, on one core) follows its arrival whole.
+double mac_stream_end_ps(double start_ps, const std::vector<std::pair<double, int64_t>>& tiles, double compute_ps,
+                         double land_to_mac_ps = 0, double row_work_ps = 0);
+// Times on the engine's clock: `t` rounded up to a whole number of clocks
+// after `origin_ps` (a row that lands between two edges is taken at the next).
+double on_clock(double t, double origin_ps, double clk_ps);
+// `rows` rows of `bytes` in all arriving evenly over one transfer from
+// `start_ps` to `end_ps` (an on-chip weight operand read over an L2 port),
+// as mac_stream_end_ps's tiles: row r has landed at start + (end - start) (r + 1) / rows.
+std::vector<std::pair<double, int64_t>> rows_landing(int64_t rows, double start_ps, double end_ps, int64_t bytes);
 
 // Duration in ps of moving `bytes` over DDR through `ports` HP ports, not
 // counting the latency: rounded up to whole bursts, at the sustained rate.
