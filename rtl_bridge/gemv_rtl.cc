@@ -73,7 +73,7 @@ struct GemvRtl::Job {
   std::function<void(int64_t, RowData&)> w_row;                  // weight row u
   std::function<int64_t(int64_t, int64_t)> dst;                  // dst index of (row u, vector vi)
   std::function<int64_t(int64_t)> w_end;                         // w rows [0, end) row u needs
-  std::function<int64_t(int64_t)> w_done;                        // w rows free once rows [0, u) are done
+  std::function<int64_t(int64_t)> w_done;                        // w rows free once rows [0, u) are in the engine
   int64_t w_total = 0;                                           // w rows of the instruction
   int64_t outputs = 0;
 };
@@ -472,8 +472,8 @@ GemvRun GemvRtl::drive(Job& j, WeightFeed& feed) {
   sc_dt::sc_bv<kCores * kSlots * 32> gbv;
   sc_dt::sc_bv<kCores * 32> sbv, tbv, vbv;
 
-  std::vector<int32_t> row_outs(static_cast<size_t>(j.rows), 0);
-  int64_t rows_done = 0, consumed = 0, got = 0, m_cmd = -1, m_last = -1;
+  std::vector<uint8_t> streamed(static_cast<size_t>(j.rows), 0);
+  int64_t rows_in = 0, consumed = 0, got = 0, m_cmd = -1, m_last = -1;
 
   for (int64_t m = 0;; ++m) {
     negedge();
@@ -492,11 +492,16 @@ GemvRun GemvRtl::drive(Job& j, WeightFeed& feed) {
       if (!f.fire) continue;
       f.fire = f.valid = false;
       if (++f.k == wbeats) {
+        streamed[static_cast<size_t>(f.u)] = 1;
         f.k = 0;
         f.u += kCores;
         f.loaded = false;
       }
     }
+    // A row the engine has taken whole lives in a core's row buffer: its w
+    // rows' space in the weight buffers may go (pv: all of V, at the end).
+    while (rows_in < j.rows && streamed[static_cast<size_t>(rows_in)]) ++rows_in;
+    if (j.w_done(rows_in) > consumed) feed.consumed_rows(consumed = j.w_done(rows_in));
     if (got == j.outputs) break;
 
     // Activations: a beat once it may go (the scales are the w operand's: they wait for it).
@@ -605,11 +610,7 @@ GemvRun GemvRtl::drive(Job& j, WeightFeed& feed) {
         run.out[static_cast<size_t>(j.dst(u, vi))] = bits2f(rd.get_word(c));
         ++got;
         m_last = m;
-        ++row_outs[static_cast<size_t>(u)];
       }
-      while (rows_done < j.rows && row_outs[static_cast<size_t>(rows_done)] == j.vp) ++rows_done;
-      const int64_t wd = j.w_done(rows_done);
-      if (wd > consumed) feed.consumed_rows(consumed = wd);
     }
   }
   p.a_valid = false;

@@ -26,7 +26,8 @@ namespace n3::rtl {
 // implements it with the weight buffers and DDR model; cosim with everything
 // present or random stalls. GemvRtl calls wait_rows from one SC thread of its
 // own, with non-decreasing `end`, and consumed_rows from the thread that
-// called run(), also non-decreasing.
+// called run(), increasing, as soon as the engine has taken rows [0, end)
+// whole into its cores' row buffers (before their results).
 class WeightFeed {
  public:
   virtual ~WeightFeed() = default;
