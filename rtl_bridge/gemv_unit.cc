@@ -93,14 +93,16 @@ class RtlGemvUnit : public sc::MacUnit {
     rec.pc = in.pc;
     rec.dyn = in.dyn;
     rec.what = isa::mnemonic(*in.def, *in.sub) + " " + shape_text(in.op("src")) + "x" + shape_text(in.op("w"));
-    rec.rtl_cycles = (rtl_end - t0) / clk;
+    // The driver samples the engine's outputs at falling edges: the last
+    // result was there at the rising edge half a clock before.
+    rec.rtl_cycles = (rtl_end - t0) / clk - 0.5;
     rec.model_cycles = (model_end - now) / clk;
     rec.stall_cycles = double(run.weight_stall_cycles);
     gemv_rtl_records().push_back(rec);
     // N3_RTL_GEMV_TRACE=1: one line per instruction (calibration work).
     static const bool trace = std::getenv("N3_RTL_GEMV_TRACE") != nullptr;
     if (trace)
-      std::fprintf(stderr, "rtl gemv: #%llu pc %u %s: rtl %.0f (stall %.0f), model %.0f; setup %.0f act %.0f compute %.0f drain %.0f; %s weights, %zu tiles, first landed +%.0f, last +%.0f\n",
+      std::fprintf(stderr, "rtl gemv: #%llu pc %u %s: rtl %.2f (stall %.0f), model %.2f; setup %.0f act %.0f compute %.0f drain %.0f; %s weights, %zu tiles, first landed +%.0f, last +%.0f\n",
                    static_cast<unsigned long long>(rec.dyn), rec.pc, rec.what.c_str(), rec.rtl_cycles, rec.stall_cycles,
                    rec.model_cycles, g.setup, g.act, g.compute, g.drain, ddr_stream_ ? "ddr" : "on-chip", tiles_.size(),
                    tiles_.empty() ? (w_ready_ps_ - now) / clk : (tiles_.front().landed_ps - now) / clk,

@@ -99,7 +99,8 @@ GemvCycles gemv_cycles(const Params& p, const GemvShape& s) {
   const int64_t passes = (s.rows + C - 1) / C * s.per_row;
   // A landed row is handed to its core at the next clock, enters it one beat
   // (LANES elements) a clock, then a register.
-  c.land_to_mac = double((s.len + L - 1) / L + kRowHandoff);
+  // (A float K or V row's handoff overlaps the row blocker counted in the drain.)
+  c.land_to_mac = double((s.len + L - 1) / L + (s.path == Path::Bfp ? 0 : kRowHandoff));
   c.row_work = double(tree ? pass + (s.per_row - 1) * std::max(pass, kTreeFinish) : s.per_row * pass);
   if (tree) {
     c.compute = double(pass + (passes - 1) * std::max(pass, kTreeFinish));
