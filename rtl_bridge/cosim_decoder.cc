@@ -615,7 +615,7 @@ CosimReport cosim_decoder(const CosimOptions& o, std::ostream& log) {
     vcd = std::make_unique<VerilatedVcdSc>();
     bench.dut.trace(vcd.get(), 99);
     vcd->open(o.vcd.c_str());
-    require(vcd->isOpen(), "n3 cosim: cannot write " + o.vcd);
+    require(vcd->isOpen(), "cannot write the waveform file '" + o.vcd + "'");
   }
   log << "decoder: " << idx.size() << " vectors, " << vars.size() << " class variants first (indices 0.."
       << vars.size() - 1 << "), streaming and stalled segments of " << kSegment << "\n";

@@ -309,7 +309,7 @@ CosimReport cosim_fp(const CosimOptions& o, std::ostream& log) {
     vcd = new VerilatedVcdSc;
     bench->top.trace(vcd, 99);
     vcd->open(o.vcd.c_str());
-    require(vcd->isOpen(), "n3 cosim: cannot write the waveform " + o.vcd);
+    require(vcd->isOpen(), "cannot write the waveform file '" + o.vcd + "'");
   }
 
   CosimReport r;

@@ -1,6 +1,7 @@
 #include "rtl_bridge/gemv_rtl.h"
 
 #include <algorithm>
+#include <fstream>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -100,7 +101,13 @@ GemvRtl::GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::strin
               std::to_string(kLanes) + "; hardware '" + hw.name + "' has " +
               std::to_string(hw.compute.gemv_cores.value) + " and " + std::to_string(hw.compute.gemv_macs_per_clk.value) +
               " (rebuild with cmake -DN3_RTL_HW=<its file>)");
-  if (!vcd_path.empty()) Verilated::traceEverOn(true);
+  if (!vcd_path.empty()) {
+    // Refused now, before elaboration: VerilatedVcdSc opens it only when the
+    // simulation starts, where a failure would pass silently.
+    std::ofstream probe(vcd_path);
+    require(probe.good(), "cannot write the waveform file '" + vcd_path + "'");
+    Verilated::traceEverOn(true);
+  }
   p_ = std::make_unique<Ports>();
   dut_ = std::make_unique<Vn3_gemv_engine>("engine");
   Vn3_gemv_engine& d = *dut_;

@@ -11,6 +11,8 @@
 #include <future>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "base/file_util.h"
 #include "rtl_bridge/gemv_vectors.h"
@@ -47,6 +49,25 @@ TEST(RtlGemv, TenThousandVectorsBitExact) {
                            "qk.int8", "pv.float", "pv.int8"})
     EXPECT_GT(cls.count(path) ? cls.at(path) : 0, 0) << path;
   EXPECT_NE(r.out.find("cycles per vector, RTL vs SystemC model formula"), std::string::npos);
+  // Calibration (docs/rtl.md): on every stall-free shape class the SystemC
+  // model's GEMV formula gives the RTL's cycles exactly, so neither can
+  // drift silently.
+  std::istringstream in(r.out.substr(r.out.find("cycles per vector")));
+  std::string line;
+  int rows = 0;
+  std::getline(in, line);
+  std::getline(in, line);  // the header
+  while (std::getline(in, line) && line.rfind("  wall", 0) != 0) {
+    std::istringstream l(line);
+    std::vector<std::string> w;
+    for (std::string t; l >> t;) w.push_back(t);
+    ASSERT_GE(w.size(), 5u) << line;
+    const double rtl = std::stod(w[w.size() - 4]), model = std::stod(w[w.size() - 3]), worst = std::stod(w.back());
+    EXPECT_EQ(rtl, model) << line;
+    EXPECT_EQ(worst, 0.0) << line;
+    ++rows;
+  }
+  EXPECT_GE(rows, 9) << "every engine path has a row in the cycle table:\n" << r.out;
 }
 
 TEST(RtlGemv, ShardsMergeToTheUnsplitRun) {
@@ -90,6 +111,10 @@ TEST(RtlGemv, WritesAWaveform) {
   const std::string text = read_file_text(vcd);
   EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
   EXPECT_NE(text.find("a_valid"), std::string::npos);
+  // A waveform that cannot be written is bad input: one line, exit 2.
+  const test::RunResult bad = test::run_n3("cosim --unit gemv --vectors 3 --vcd /nonexistent-dir/gemv.vcd");
+  EXPECT_EQ(bad.status, 2) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
 }
 
 // Opt-in (N3_RTL_LARGE=1): one million vectors over two parallel shards, merged.
