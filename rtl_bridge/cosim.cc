@@ -104,6 +104,7 @@ CosimReport merge_reports(const std::vector<CosimReport>& shards) {
   m.seed = a.seed;
   m.vectors = a.vectors;
   m.shards = a.shards;
+  m.merged = true;
   std::set<int> seen;
   for (const CosimReport& r : shards) {
     require(r.unit == a.unit && r.seed == a.seed && r.vectors == a.vectors && r.shards == a.shards,
@@ -138,9 +139,12 @@ CosimReport merge_reports(const std::vector<CosimReport>& shards) {
 
 void print_summary(const CosimReport& r, std::ostream& out) {
   char line[512];
-  std::snprintf(line, sizeof line, "cosim %s: seed %llu, %lld of %lld vectors (shard %d/%d), %lld mismatches\n",
-                r.unit.c_str(), static_cast<unsigned long long>(r.seed), static_cast<long long>(r.run),
-                static_cast<long long>(r.vectors), r.shard, r.shards, static_cast<long long>(r.mismatches));
+  // A merged report covers every shard: say so rather than name one.
+  const std::string part = r.merged ? "merged from " + std::to_string(r.shards) + " shards"
+                                    : "shard " + std::to_string(r.shard) + "/" + std::to_string(r.shards);
+  std::snprintf(line, sizeof line, "cosim %s: seed %llu, %lld of %lld vectors (%s), %lld mismatches\n", r.unit.c_str(),
+                static_cast<unsigned long long>(r.seed), static_cast<long long>(r.run), static_cast<long long>(r.vectors),
+                part.c_str(), static_cast<long long>(r.mismatches));
   out << line;
   for (const auto& [k, n] : r.classes) {
     std::snprintf(line, sizeof line, "  class %-28s %lld\n", k.c_str(), static_cast<long long>(n));

@@ -39,6 +39,7 @@ struct CosimReport {
   uint64_t seed = 0;
   int64_t vectors = 0;  // of the whole regression
   int shard = 0, shards = 1;
+  bool merged = false;     // the merge of every shard (merge_reports)
   int64_t run = 0;         // vectors this report covers
   int64_t mismatches = 0;
   std::string first_mismatch;             // one line: vector index, what differs ("" none)
