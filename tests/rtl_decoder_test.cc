@@ -71,7 +71,7 @@ Summary parse(const std::string& out) {
   std::stringstream in(out);
   std::string line;
   static const std::regex head(
-      R"(cosim decoder: seed \d+, (\d+) of (\d+) vectors \(shard \d+/\d+\), (\d+) mismatches)");
+      R"(cosim decoder: seed \d+, (\d+) of (\d+) vectors \((?:shard \d+/\d+|merged from \d+ shards)\), (\d+) mismatches)");
   static const std::regex cls(R"(  class (\S+)\s+(\d+))");
   static const std::regex dec(R"(  decode\s+\d+\s+([0-9.]+)\s+([0-9.]+)\s.*)");
   std::smatch m;

@@ -32,7 +32,7 @@ Summary parse(const std::string& out) {
   Summary s;
   std::stringstream in(out);
   std::string line;
-  static const std::regex head(R"(^cosim fp: seed \d+, (\d+) of \d+ vectors \(shard \d+/\d+\), (\d+) mismatches$)");
+  static const std::regex head(R"(^cosim fp: seed \d+, (\d+) of \d+ vectors \((?:shard \d+/\d+|merged from \d+ shards)\), (\d+) mismatches$)");
   static const std::regex cls(R"(^  class (\S+) +(\d+)$)");
   while (std::getline(in, line)) {
     std::smatch m;
