@@ -145,6 +145,9 @@ int cmd_sim(const Args& a) {
   if (!mem_in.empty()) sim::load_image(mem_in, s.memory());
   for (const std::string& l : loads) load_spec(l, s.memory());
   OutputGuard written;  // every output, or none when a later one fails
+  // The RTL's waveform: removed on bad input, kept when the RTL differs (it
+  // is what shows why).
+  if (!rtl_vcd.empty()) written.add(rtl_vcd);
 #ifdef N3_HAVE_SYSTEMC
   if (systemc) {
     const timing::Params tp = timing::load_params(hwc);
@@ -159,6 +162,7 @@ int cmd_sim(const Args& a) {
     } catch (const rtl::GemvMismatch& e) {
       // The RTL and the functional core differ: a finding, not bad input.
       std::fprintf(stderr, "n3 sim: %s\n", e.what());
+      written.commit();  // only the waveform is written so far
       return kExitDiffer;
     }
     if (!rtl.empty()) rtl::print_gemv_comparison(rtl::gemv_rtl_records(), stderr);

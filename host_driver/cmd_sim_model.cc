@@ -127,6 +127,10 @@ int cmd_sim_model(const Args& a) {
   set_run_meta(rec, *dev, model);
   Recorder* r = timing_only ? nullptr : &rec;
   Progress progress;
+  // The RTL's waveform: removed on bad input, kept when the RTL differs (it
+  // is what shows why), like every output at the end.
+  OutputGuard waveform;
+  if (!rtl_vcd.empty()) waveform.add(rtl_vcd);
 #ifdef N3_HAVE_RTL_GEMV
   try {
 #endif
@@ -136,6 +140,7 @@ int cmd_sim_model(const Args& a) {
   } catch (const rtl::GemvMismatch& e) {
     // The RTL and the functional core differ: a finding, not bad input.
     std::fprintf(stderr, "n3 sim: %s\n", e.what());
+    waveform.commit();
     return kExitDiffer;
   }
   if (!rtl.empty()) {
@@ -180,6 +185,7 @@ int cmd_sim_model(const Args& a) {
     rec.write(dump);
   }
   written.commit();
+  waveform.commit();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "n3 sim: compiled and ran %zu prompt tokens and %zu decode steps on %s%s in %.2f s%s%s\n",
                ids.size(), feed.size(), backend.c_str(), timing_only ? " (timing only)" : "", s,

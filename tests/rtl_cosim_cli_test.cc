@@ -1,0 +1,73 @@
+// The inputs `n3 cosim` and `n3 sim --rtl` take (docs/rtl.md): each malformed
+// one is refused with exit 2 and one line naming it, and leaves no report or
+// waveform behind.
+#ifdef N3_HAVE_RTL_GEMV
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "base/file_util.h"
+#include "base/npy.h"
+#include "tests/test_util.h"
+
+namespace n3::test {
+namespace {
+
+size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+// Runs `args`, expects exit 2 with one line containing `names`, and none of `outputs` on disk.
+void refused(const std::string& args, const std::string& names, const std::vector<std::string>& outputs = {}) {
+  const RunResult r = run_n3(args);
+  EXPECT_EQ(r.status, 2) << args << "\n" << r.out << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(names), std::string::npos) << args << "\n" << r.err;
+  for (const std::string& f : outputs) EXPECT_FALSE(file_exists(f)) << args << ": left " << f;
+}
+
+TEST(RtlCosimCli, MalformedOptionsAreRefusedInOneLine) {
+  const std::string dir = temp_dir("rtl_cosim_cli");
+  const std::string rep = dir + "/r.json", vcd = dir + "/w.vcd";
+  const std::string out = " --report " + rep + " --vcd " + vcd;
+  for (const std::string& s : {"3/2", "x", "1/0", "0/1/2", "-1/2", "1/", "/2"})
+    refused("cosim --unit decoder --vectors 10 --shard " + s + out, "--shard", {rep, vcd});
+  refused("cosim --unit decoder --vectors 0" + out, "--vectors", {rep, vcd});
+  refused("cosim --unit nope --vectors 10" + out, "--unit", {rep, vcd});
+  refused("cosim --vectors 10" + out, "--unit", {rep, vcd});
+  refused("cosim --unit gemv --vectors 10 --hw " + dir + "/missing.yaml" + out, "missing.yaml", {rep, vcd});
+  refused("cosim --unit gemv --vectors 3 --vcd " + dir + "/no-such-dir/w.vcd --report " + rep, "no-such-dir", {rep});
+}
+
+TEST(RtlCosimCli, MergeRefusesReportsThatAreNotOneRun) {
+  const std::string dir = temp_dir("rtl_cosim_merge");
+  auto shard = [&](const std::string& name, const std::string& args) {
+    const RunResult r = run_n3("cosim --unit decoder --vectors 40 " + args + " --report " + dir + "/" + name);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return dir + "/" + name;
+  };
+  const std::string a0 = shard("a0.json", "--seed 1 --shard 0/2"), a1 = shard("a1.json", "--seed 1 --shard 1/2");
+  const std::string b1 = shard("b1.json", "--seed 2 --shard 1/2");
+  ASSERT_EQ(run_n3("cosim --merge " + a0 + " " + a1).status, 0);
+  refused("cosim --merge " + a0, "shard 1/2 is missing");
+  refused("cosim --merge " + a0 + " " + a0, "shard 0 given twice");
+  refused("cosim --merge " + a0 + " " + b1, "is of another run");
+  write_file_atomic(dir + "/bad.json", "{\"unit\": \"decoder\"");
+  refused("cosim --merge " + a0 + " " + dir + "/bad.json", "bad.json");
+  write_file_atomic(dir + "/other.json", "{\"unit\": \"decoder\", \"seed\": 1}");
+  refused("cosim --merge " + dir + "/other.json", "other.json: not an n3 cosim report");
+  refused("cosim --merge " + dir + "/nothing.json", "nothing.json");
+  refused("cosim --unit decoder --merge " + a0 + " " + a1, "--merge takes only report files");
+}
+
+TEST(RtlCosimCli, SimRefusesAWaveformItCannotWrite) {
+  const std::string dir = temp_dir("rtl_sim_vcd");
+  write_npy_i32(dir + "/ids.npy", {5, 17, 3});
+  refused("sim --backend systemc --rtl gemv --rtl-vcd " + dir + "/no-such-dir/w.vcd --model " + tiny_n3w() + " --ids " +
+              dir + "/ids.npy --dump " + dir + "/out",
+          "no-such-dir", {dir + "/out"});
+}
+
+}  // namespace
+}  // namespace n3::test
+#endif  // N3_HAVE_RTL_GEMV
