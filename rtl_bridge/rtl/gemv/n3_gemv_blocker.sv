@@ -1,6 +1,6 @@
 // n3_gemv_blocker: cuts a stream of float beats (NE f32 values, `cnt` of
 // them valid, `last` on the final beat of a vector) into BFP blocks of
-// B = 2^blog elements and quantises each with n3_bfp_quant (the e_max pass
+// B = 2^blog elements and quantises each with fp_bfp_quant (the e_max pass
 // and the mantissa pass, num::bfp_quantize_block). A vector's final block
 // may be short (the zero padding of num::bfp_quantize). Each clock it moves
 // min(elements left in the held beat, elements left in the block) into the
@@ -25,6 +25,7 @@ module n3_gemv_blocker #(
   output logic signed [15:0]        out_exp,
   output logic [BMAX-1:0][15:0]     out_mant
 );
+  import n3_fp_pkg::*;
   localparam int CW = $clog2(NE + 1);
   localparam int SW = $clog2(BMAX + 1);
 
@@ -37,6 +38,8 @@ module n3_gemv_blocker #(
 
   always_comb begin
     logic [SW-1:0] rb, rk;
+    logic [SW:0] j;
+    j = '0;
     bsize = SW'(1) << blog;
     rb = SW'(bn) - SW'(bo);
     rk = bsize - spos;
@@ -44,17 +47,31 @@ module n3_gemv_blocker #(
     consumed = bv && (SW'(bo) + k == SW'(bn));
     complete = bv && ((spos + k == bsize) || (blast && consumed));
     in_ready = !bv || consumed;
-    for (int i = 0; i < BMAX; i++) begin
-      logic [SW:0] j;
-      j = (SW + 1)'(bo) + (SW + 1)'(i) - (SW + 1)'(spos);
-      if (SW'(i) >= spos && SW'(i) < spos + k && j < (SW + 1)'(NE)) merged[i] = bval[j[$clog2(NE)-1:0]];
-      else merged[i] = stg[i];
-    end
+    // The staging moves only while a beat is held (why the branch: see
+    // n3_fp_pkg; an idle blocker costs the simulation nothing).
+    merged = stg;
+    if (bv)
+      for (int i = 0; i < BMAX; i++) begin
+        j = (SW + 1)'(bo) + (SW + 1)'(i) - (SW + 1)'(spos);
+        if (SW'(i) >= spos && SW'(i) < spos + k && j < (SW + 1)'(NE)) merged[i] = bval[j[$clog2(NE)-1:0]];
+      end
   end
 
-  logic [$clog2(BMAX+1)-1:0] qcnt;
-  assign qcnt = spos + k;
-  n3_bfp_quant #(.B(BMAX)) u_quant (.x(merged), .cnt(qcnt), .mbits(mbits), .exp_q(out_exp), .mant(out_mant));
+  // A block is quantised the clock it completes (out_valid); its outputs
+  // are don't-care otherwise (zero here).
+  always_comb begin
+    logic [QB-1:0][31:0] x;
+    logic [QB-1:0][15:0] m;
+    x = '0;
+    m = '0;
+    out_exp = '0;
+    out_mant = '0;
+    if (complete) begin
+      x[BMAX-1:0] = merged;
+      fp_bfp_quant(x, 7'(spos + k), mbits, out_exp, m);
+      out_mant = m[BMAX-1:0];
+    end
+  end
   assign out_valid = complete;
   assign out_last = blast && consumed;
 

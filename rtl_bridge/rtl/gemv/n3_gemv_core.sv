@@ -4,8 +4,8 @@
 // reads the third: no bubble between rows) and runs one pass over
 // the row per activation vector the row serves: LANES multiply-accumulates
 // per clock, block partials exact, each block aligned to the pass's e_top
-// (n3_acc_align) into a 64-bit accumulator, then the single rounding
-// (n3_fp_acc_round) in the finish stage; group scales and float weights sum
+// (fp_acc_align) into a 64-bit accumulator, then the single rounding
+// (fp_acc_round) in the finish stage; group scales and float weights sum
 // f32 terms in the 32-lane tree of num::lane_tree.
 //
 // Row stream (w_*): ceil(L / LANES) beats per row, beat j holding elements
@@ -54,6 +54,7 @@ module n3_gemv_core #(
   output logic [31:0]                  r_data, r_tag, r_vi,
   output logic                         done
 );
+  import n3_fp_pkg::*;
   import n3_gemv_pkg::*;
   localparam int RW = $clog2(WROW);                    // row buffer index bits (per buffer)
   localparam int NG = WROW / 8;                        // groups / blocks per row at most
@@ -91,12 +92,18 @@ module n3_gemv_core #(
   logic [LANES-1:0][31:0] wint;   // elements of the beat as integers (INT4 / INT8)
   logic take, row_last;
 
-  for (genvar i = 0; i < LANES; i++) begin : g_conv
-    logic [31:0] raw;
-    assign raw = (wfmt == FMT_F32 || wfmt == 2'd3) ? w_data[32 * i +: 32] : {16'd0, w_data[16 * i +: 16]};
-    n3_fp_to_f32 u_cv (.bits(raw), .fmt(wfmt), .y(wconv[i]));
+  for (genvar i = 0; i < LANES; i++) begin : g_int
     assign wint[i] = (wkind == WK_INT4) ? {{28{w_data[4 * i + 3]}}, w_data[4 * i +: 4]}
                                         : {{24{w_data[8 * i + 7]}}, w_data[8 * i +: 8]};
+  end
+  // Float and BFP rows read the beat as f32; integer rows never do (the
+  // branch is why the leaves are functions: see n3_fp_pkg).
+  always_comb begin
+    wconv = '0;
+    if (w_valid && (isfloat || bfp))
+      for (int i = 0; i < LANES; i++)
+        wconv[i] = fp_to_f32((wfmt == FMT_F32 || wfmt == 2'd3) ? w_data[32 * i +: 32] : {16'd0, w_data[16 * i +: 16]},
+                             wfmt);
   end
 
   // BFP rows: the beat goes through the blocker; blocks come out into buffer qwb.
@@ -221,6 +228,9 @@ module n3_gemv_core #(
 
   always_comb begin
     logic [31:0] kb;
+    logic signed [31:0] a, w;
+    a = '0;
+    w = '0;
     kb = isfloat ? 32'(LANES) : ((32'(bsize) - mbpos < 32'(LANES)) ? 32'(bsize) - mbpos : 32'(LANES));
     k = (len - mpos < kb) ? len - mpos : kb;
     pass_end = mpos + k == len;
@@ -228,37 +238,40 @@ module n3_gemv_core #(
     gbound = (grp || two) && bend && (mgb + 1 == bpg || pass_end);  // last block of a scale group
     gend = grp && gbound;
     psum = '0;
-    for (int i = 0; i < LANES; i++) begin
-      logic signed [31:0] a, w;
-      a = {{16{act_data[i][15]}}, act_data[i][15:0]};
-      w = {{16{wbuf[{mrb, RW'(mpos + 32'(i))}][15]}}, wbuf[{mrb, RW'(mpos + 32'(i))}][15:0]};
-      if (32'(i) < k) psum = psum + 64'(a * w);
-    end
+    if (run && !isfloat)
+      for (int i = 0; i < LANES; i++) begin
+        a = {{16{act_data[i][15]}}, act_data[i][15:0]};
+        w = {{16{wbuf[{mrb, RW'(mpos + 32'(i))}][15]}}, wbuf[{mrb, RW'(mpos + 32'(i))}][15:0]};
+        if (32'(i) < k) psum = psum + 64'(a * w);
+      end
     pnew = mpb + psum;
     x_b = bfp ? ax_data + wx : ax_data;
     zblk = ax_data == EXP_ZERO || ax_data == EXP_POISON || (bfp && (wx == EXP_ZERO || wx == EXP_POISON));
     if (bfp) e_top = eany[mrb][mvi[$clog2(PMAX)-1:0]] ? etop[mrb][mvi[$clog2(PMAX)-1:0]] : 16'sd0;
     else e_top = (vv_emax == EXP_ZERO) ? 16'sd0 : vv_emax;
     term = two ? pnew * $signed({1'b0, gsc[{mrb, GW'(mg)}][7:0]}) : pnew;
+    aligned = (run && bend && !zblk) ? fp_acc_align(term, x_b, e_top) : 64'sd0;
+    acc1 = macc + aligned;
+    // A group's sum is rounded at its end only.
+    y_g = (run && gend) ? fp_acc_round(acc1, e_top, gsc[{mrb, GW'(mg)}], FMT_F32) : 32'd0;
   end
-
-  n3_acc_align u_align (.p(term), .x(x_b), .e_top(e_top), .y(aligned));
-  assign acc1 = macc + ((bend && !zblk) ? aligned : 64'sd0);
-  n3_fp_acc_round u_grnd (.acc(acc1), .e_top(e_top), .scale(gsc[{mrb, GW'(mg)}]), .fmt(FMT_F32), .y(y_g));
 
   // The 32 lanes: float weights add one product per lane per clock (lane of
   // element i is i mod 32, LANES divides 32); group sums add y_g into lane g mod 32.
   logic [31:0] lanes_next [32];
-  for (genvar l = 0; l < 32; l++) begin : g_lane
-    logic [31:0] off, ii, prod, sum;
-    logic act;
-    assign off = mpos % 32;
-    assign ii = 32'(l) - off;
-    assign act = isfloat ? (32'(l) >= off && ii < k) : (gend && mg[4:0] == 5'(l));
-    n3_fp_mul u_mul (.a(act_data[ii[$clog2(LANES)-1:0]]),
-                     .b(wbuf[{mrb, RW'(mpos + ii)}]), .y(prod));
-    n3_fp_add u_add (.a(lanes[l]), .b(isfloat ? prod : y_g), .y(sum));
-    assign lanes_next[l] = act ? sum : lanes[l];
+  always_comb begin
+    logic [31:0] off, ii;
+    off = mpos % 32;
+    ii = '0;
+    for (int l = 0; l < 32; l++) lanes_next[l] = lanes[l];
+    if (run && isfloat)
+      for (int l = 0; l < 32; l++) begin
+        ii = 32'(l) - off;
+        if (32'(l) >= off && ii < k)
+          lanes_next[l] = fp_add(lanes[l], fp_mul(act_data[ii[$clog2(LANES)-1:0]], wbuf[{mrb, RW'(mpos + ii)}]));
+      end
+    else if (run && gend)
+      lanes_next[mg[4:0]] = fp_add(lanes[mg[4:0]], y_g);
   end
 
   // ---------------------------------------------------------- finish stage
@@ -276,13 +289,16 @@ module n3_gemv_core #(
   logic o_valid;
   logic fin_done, fin_free, out_free;
 
-  for (genvar j = 0; j < 16; j++) begin : g_tree
-    logic [4:0] off;
-    assign off = 5'd16 >> f_step;
-    n3_fp_add u_tadd (.a(f_lanes[j]), .b(f_lanes[5'(j) + off]), .y(f_sum[j]));
+  // Each leaf runs only in the step of the finish stage that uses it.
+  always_comb begin
+    for (int j = 0; j < 16; j++) f_sum[j] = '0;
+    y_int = '0;
+    y_tree = '0;
+    if (f_valid && f_tree && f_step != 3'd5)
+      for (int j = 0; j < 16; j++) f_sum[j] = fp_add(f_lanes[j], f_lanes[5'(j) + (5'd16 >> f_step)]);
+    if (f_valid && f_tree && f_step == 3'd5) y_tree = fp_round_fmt(f_lanes[0], ofmt);
+    if (f_valid && !f_tree) y_int = fp_acc_round(f_acc, f_etop, f_scale, ofmt);
   end
-  n3_fp_acc_round u_rnd (.acc(f_acc), .e_top(f_etop), .scale(f_scale), .fmt(ofmt), .y(y_int));
-  n3_fp_round_fmt u_rfmt (.x(f_lanes[0]), .fmt(ofmt), .y(y_tree));
 
   assign out_free = !o_valid || r_ready;
   assign fin_done = f_valid && (!f_tree || f_step == 3'd5) && out_free;
@@ -359,7 +375,7 @@ module n3_gemv_core #(
       if (fin_done && !(run && !stall && pass_end)) f_valid <= 1'b0;
       if (fin_done) begin
         o_valid <= 1'b1;
-        r_data <= f_pois ? F32_NAN : (f_tree ? y_tree : y_int);
+        r_data <= f_pois ? NAN_BITS : (f_tree ? y_tree : y_int);
         r_tag <= f_tag;
         r_vi <= f_vi;
       end else if (r_ready) begin

@@ -1,6 +1,6 @@
 // Shared codes of the GEMV engine (docs/rtl.md, "GEMV engine"): the job
 // kinds of a command beat and the BFP exponent sentinels of
-// golden/numerics/bfp.h.
+// golden/numerics/bfp.h (the float formats and NaN are n3_fp_pkg's).
 // The codes name the whole interface; a unit need not use every one.
 /* verilator lint_off UNUSEDPARAM */
 package n3_gemv_pkg;
@@ -16,7 +16,5 @@ package n3_gemv_pkg;
   // num::kBfpZero / kBfpPoison.
   localparam logic signed [15:0] EXP_ZERO = -16'sd32768;
   localparam logic signed [15:0] EXP_POISON = 16'sd32767;
-  localparam logic [31:0] F32_NAN = 32'h7fc0_0000;
-  localparam logic [1:0] FMT_F32 = 2'd0;
 endpackage
 /* verilator lint_on UNUSEDPARAM */
