@@ -408,6 +408,10 @@ void GemvRtl::clock() {
     clk_.write(true);
     sc_core::wait(half);
     clk_.write(false);
+    // The driver wakes in this evaluation phase, so its new inputs and the
+    // falling clock reach the Verilated engine in one update: one
+    // evaluation of it per falling edge, not two.
+    fall_.notify();
     sc_core::wait(half);
   }
 }
@@ -415,7 +419,7 @@ void GemvRtl::clock() {
 GemvRun GemvRtl::drive(Job& j, WeightFeed& feed) {
   Ports& p = *p_;
   auto negedge = [this] {
-    sc_core::wait(clk_.negedge_event());
+    sc_core::wait(fall_);
     ++total_cycles_;
   };
   if (!reset_done_) {

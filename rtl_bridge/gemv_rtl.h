@@ -94,6 +94,7 @@ class GemvRtl : public sc_core::sc_module {  // owns the Verilated Vn3_gemv_engi
   sc_core::sc_time period_;
   bool clock_on_ = false;
   sc_core::sc_event clock_go_;
+  sc_core::sc_event fall_;  // notified (immediately) as clk_ falls
   std::unique_ptr<Ports> p_;
   std::unique_ptr<Vn3_gemv_engine> dut_;
   VerilatedVcdSc* vcd_ = nullptr;
