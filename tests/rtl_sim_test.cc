@@ -161,8 +161,12 @@ TEST(RtlSim, ExampleProgramsGiveTheFunctionalCoresMemory) {
 }
 
 // Opt-in (N3_RTL_LARGE=1): E2B's shapes (synthetic weights), a 13-token
-// prompt and 3 decode steps with the RTL doing every GEMV, bit-identical to
-// golden; prints the wall time and the RTL cycles simulated per wall second.
+// prompt and 3 decode steps with the RTL doing every GEMV (about 180 M RTL
+// cycles), bit-identical to golden; every GEMV instruction within 2 % (or
+// one clock) of the calibrated model and the run's total cycles within 2 %
+// of the model-only run; prints the histogram, the wall time and the RTL
+// cycles simulated per wall second. One chunk size (the default): a second
+// would add a quarter of an hour.
 TEST(RtlSimLarge, E2bPromptAndDecodeStepsMatchGolden) {
   if (!std::getenv("N3_RTL_LARGE")) GTEST_SKIP() << "set N3_RTL_LARGE=1 to run";
   const std::string dir = temp_dir("rtl_sim_e2b");
@@ -176,12 +180,23 @@ TEST(RtlSimLarge, E2bPromptAndDecodeStepsMatchGolden) {
   write_npy_i32(dir + "/feed.npy", feed);
   const std::string io = " --model " + dir + "/m.n3w --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --force";
   ASSERT_EQ(run_n3("golden --numerics npu" + io + " --dump " + dir + "/ref").status, 0);
-  RunResult s = run_n3("sim --backend systemc --rtl gemv" + io + " --dump " + dir + "/rtl");
+  RunResult s = run_n3("sim --backend systemc --rtl gemv" + io + " --dump " + dir + "/rtl --stats " + dir + "/rtl.json");
   ASSERT_EQ(s.status, 0) << s.err;
   std::printf("%s", s.err.c_str());
   EXPECT_NE(s.err.find("cycles per wall second"), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("per-instruction |model - rtl| / rtl"), std::string::npos) << s.err;
+  std::smatch within;
+  ASSERT_TRUE(std::regex_search(s.err, within,
+                                std::regex("([0-9]+) within 2%, ([0-9]+) more within one cycle, ([0-9]+) beyond both")))
+      << s.err;
+  EXPECT_EQ(within[3], "0") << s.err;
   RunResult d = run_n3("diff " + dir + "/rtl " + dir + "/ref");
   EXPECT_EQ(d.status, 0) << d.out << d.err;
+  RunResult m = run_n3("sim --backend systemc" + io + " --dump " + dir + "/model --stats " + dir + "/model.json");
+  ASSERT_EQ(m.status, 0) << m.err;
+  const double rtl = total_cycles(dir + "/rtl.json"), model = total_cycles(dir + "/model.json");
+  std::printf("total cycles rtl %.0f, model %.0f (%+.3f%%)\n", rtl, model, 100 * (model - rtl) / rtl);
+  EXPECT_LE(std::fabs(model - rtl) / rtl, 0.02) << "rtl " << rtl << ", model " << model;
 }
 
 }  // namespace
