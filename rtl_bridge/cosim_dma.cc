@@ -42,15 +42,21 @@ double model_cycles(const timing::Params& p, const sim::View* src, const sim::Vi
   return double(p.timing.dma_setup_cycles.value) + t / p.core_ps();
 }
 
-// Cycle-table row of a vector: the conversion family, whether DDR is on
-// either side, and a size bucket.
+// Cycle-table row of a vector: the conversion family (copy, copy of scaled
+// rows, float / int32 / int4 / int8 -> float, float -> int8, memset),
+// whether DDR is on either side, and a size bucket.
 std::string shape_key(const DmaVector& g) {
   const int64_t n = g.dst.numel();
   const bool ddr = g.dst.d.space == isa::Space::DDR || (!g.memset && g.src.d.space == isa::Space::DDR);
-  std::string fam = g.conv;
-  const size_t dot = fam.find('.', fam.find("->") == std::string::npos ? 0 : fam.find("->"));
-  if (fam.rfind("copy.", 0) != 0 && fam.rfind("memset.", 0) != 0 && dot != std::string::npos) fam = fam.substr(0, dot);
-  return fam + (ddr ? " ddr" : " l2") + (n <= 64 ? " n<=64" : n <= 1024 ? " n<=1k" : " n>1k");
+  auto fam = [](const sim::View& v) {
+    const isa::Dtype t = v.d.dtype;
+    return v.is_float() ? "float" : t == isa::Dtype::INT32 ? "int32" : t == isa::Dtype::INT4 ? "int4" : "int8";
+  };
+  std::string f;
+  if (g.memset) f = "memset";
+  else if (g.src.d.dtype == g.dst.d.dtype) f = g.src.scaled() ? "copy.scaled" : "copy";
+  else f = std::string(fam(g.src)) + "->" + fam(g.dst);
+  return f + (ddr ? " ddr" : " l2") + (n <= 64 ? " n<=64" : n <= 1024 ? " n<=1k" : " n>1k");
 }
 
 struct Harness : sc_core::sc_module {

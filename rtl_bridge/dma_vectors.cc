@@ -1,6 +1,7 @@
 #include "rtl_bridge/dma_vectors.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "golden/numerics/formats.h"
@@ -14,7 +15,7 @@ using isa::ScaleMode;
 using isa::Space;
 
 const char* const kDmaClasses[] = {"random",  "specials", "binade_edges", "subnormals", "int4_-8", "zero_groups",
-                                   "odd_len", "single_element", "reshape", "ring", "strided", "large"};
+                                   "odd_len", "single_element", "reshape", "ring", "strided", "large", "round_ties"};
 const int kNumDmaClasses = sizeof(kDmaClasses) / sizeof(kDmaClasses[0]);
 
 namespace {
@@ -271,16 +272,28 @@ DmaVector make_dma_vector(uint64_t seed, int64_t index) {
       L.set(v.d.space, a, b.data(), b.size());
     } else {
       const int eb = isa::dtype_bits(c.s) / 8;
-      const bool zero_group = quant && cls == "zero_groups";
-      int64_t gk = -1;
+      const bool zero_group = quant && cls == "zero_groups", ties = quant && cls == "round_ties";
+      int64_t gk = -1, tie_e = 0, tie_at = 0;
       int mode = 0;  // zero_groups: per group 0 normal, 1 zeros, 2 tiny (the scale underflows), 3 NaN / inf
       for (int64_t k = 0; k < v.cols; ++k) {
         const int64_t gg = isa::scale_group(g.dst.d);
         if (zero_group && k / gg != gk) gk = k / gg, mode = static_cast<int>(uni(r, 0, 3));
+        if (ties && k / gg != gk) {
+          // max|x| = 127 * 2^e makes the scale 2^e exactly, so (k + 1/2) 2^e
+          // divides to a tie the code rounds to even.
+          gk = k / gg;
+          tie_e = uni(r, -10, 10);
+          tie_at = gk * gg + uni(r, 0, std::min(gg, v.cols - gk * gg) - 1);
+        }
         uint32_t e = c.s == Dtype::INT32 ? int32_elem(r, cls) : float_elem(r, c.s, cls);
         if (zero_group && mode == 1) e = chance(r, 0.5) ? 0 : (c.s == Dtype::F32 ? 0x80000000u : 0x8000u);
         if (zero_group && mode == 2 && c.s == Dtype::F32) e = static_cast<uint32_t>(uni(r, 0, 60)) | (chance(r, 0.5) ? 0x80000000u : 0);
         if (zero_group && mode == 3 && chance(r, 0.3)) e = c.s == Dtype::F32 ? 0x7f800000u : c.s == Dtype::BF16 ? 0xff80u : 0x7e00u;
+        if (ties) {
+          const double m = k == tie_at ? 127.0 : double(uni(r, 0, 125)) + 0.5;
+          const float x = static_cast<float>(std::ldexp(chance(r, 0.5) ? -m : m, static_cast<int>(tie_e)));
+          e = c.s == Dtype::F32 ? f2u(x) : c.s == Dtype::BF16 ? num::bf16_bits(x) : num::f16_bits(x);
+        }
         L.set(v.d.space, a + static_cast<uint64_t>(k * eb), &e, static_cast<size_t>(eb));
       }
     }
