@@ -17,7 +17,7 @@
 namespace n3::rtl {
 
 struct CosimOptions {
-  std::string unit;           // "decoder", "gemv" or "fp"
+  std::string unit;           // "decoder", "gemv", "dma" or "fp"
   int64_t vectors = 10000;    // over all shards
   uint64_t seed = 1;
   int shard = 0, shards = 1;  // this process runs the vectors i with i % shards == shard
@@ -61,6 +61,9 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log);
 // The units, implemented in cosim_<unit>.cc.
 CosimReport cosim_decoder(const CosimOptions& o, std::ostream& log);
 CosimReport cosim_gemv(const CosimOptions& o, std::ostream& log);
+// The DMA engine (rtl/dma/) against the functional simulator's MEMCPY /
+// MEMSET (sim/exec_dma.cc), one instruction per vector.
+CosimReport cosim_dma(const CosimOptions& o, std::ostream& log);
 // The GEMV engine's floating-point and BFP leaves (rtl/fp/) against the
 // numerics core; `mismatches` counts leaf results that differ.
 CosimReport cosim_fp(const CosimOptions& o, std::ostream& log);

@@ -1,0 +1,417 @@
+#include "rtl_bridge/dma_rtl.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <fstream>
+
+// Verilator's SystemC headers are not ours to warn about.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <Vn3_dma_engine.h>
+#include <verilated.h>
+#include <verilated_vcd_sc.h>
+#pragma GCC diagnostic pop
+
+#include "base/error.h"
+#include "isa/verify.h"
+
+namespace n3::rtl {
+
+using isa::Dtype;
+using isa::ScaleMode;
+
+namespace {
+
+constexpr int kBB = DmaRtl::kBusBytes;
+constexpr uint64_t kSpaceShift = 40;
+
+bool is_float(Dtype t) { return t == Dtype::F32 || t == Dtype::BF16 || t == Dtype::F16; }
+bool scaled_type(Dtype t) { return t == Dtype::INT4 || t == Dtype::INT8; }
+int64_t elem_bytes(Dtype t) { return isa::dtype_bits(t) / 8; }  // 0 for INT4
+std::string shape(const sim::View& v) { return "[" + std::to_string(v.rows) + ", " + std::to_string(v.cols) + "]"; }
+void check(bool ok, const std::string& why) {
+  if (!ok) throw Error("dma (RTL engine): " + why);
+}
+uint64_t ea(const sim::View& v, uint64_t a) { return DmaRtl::engine_addr(v.d.space, a); }
+
+// Byte copies (same dtype): data bytes or scale records, bits unchanged.
+DmaJob bytes_job(uint64_t from, uint64_t to, int64_t n) {
+  DmaJob j;
+  j.kind = DmaJob::Copy;
+  j.sdt = j.ddt = Dtype::INT8;
+  j.n = static_cast<uint32_t>(n);
+  j.saddr = from;
+  j.daddr = to;
+  return j;
+}
+
+}  // namespace
+
+std::vector<DmaJob> DmaRtl::cut(const sim::Issued& in) {
+  std::vector<DmaJob> jobs;
+  const sim::View& dst = in.op("dst");
+  if (in.def->opcode == isa::Opcode::MEMSET) {
+    // sim/exec_dma.cc memset_op: an F32 constant into a float dst, an INT32 one into INT32.
+    check((dst.is_float() && in.konst_type == Dtype::F32) || (dst.d.dtype == Dtype::INT32 && in.konst_type == Dtype::INT32),
+          "cannot fill " + isa::dtype_text(dst.d.dtype) + " with a " + isa::dtype_text(in.konst_type) + " constant");
+    for (int64_t r = 0; r < dst.rows; ++r) {
+      DmaJob j;
+      j.kind = DmaJob::Fill;
+      j.sdt = j.ddt = dst.d.dtype;
+      j.n = static_cast<uint32_t>(dst.cols);
+      j.daddr = ea(dst, dst.row_addr(r));
+      j.konst = in.konst;
+      jobs.push_back(j);
+    }
+    return jobs;
+  }
+  check(in.def->opcode == isa::Opcode::MEMCPY, "not a DMA instruction");
+  const sim::View& src = in.op("src");
+  const Dtype s = src.d.dtype, d = dst.d.dtype;
+  check(s == d || dst.is_float() || (d == Dtype::INT8 && src.is_float()),
+        "no conversion from " + isa::dtype_text(s) + " to " + isa::dtype_text(d));
+  check(dst.numel() == src.numel(), "src " + shape(src) + " and dst " + shape(dst) + " hold different element counts");
+  check(dst.numel() < (int64_t(1) << 32), "more than 2^32 elements");
+  if (s == d && scaled_type(s)) {
+    // exec_dma copy_scaled: each row's bytes, then its scale record.
+    check(dst.rows == src.rows && dst.cols == src.cols && dst.d.scale_mode == src.d.scale_mode &&
+              dst.d.group == src.d.group && dst.d.cols == src.d.cols,
+          "copying scaled " + isa::dtype_text(s) + " needs equal shapes and scale layouts");
+    for (int64_t r = 0; r < src.rows; ++r) {
+      jobs.push_back(bytes_job(ea(src, src.row_addr(r)), ea(dst, dst.row_addr(r)), src.row_bytes()));
+      if (src.scale_bytes()) jobs.push_back(bytes_job(ea(src, src.scale_addr(r)), ea(dst, dst.scale_addr(r)), src.scale_bytes()));
+    }
+    return jobs;
+  }
+  if (s != d && d == Dtype::INT8) {
+    // exec_dma quantize_int8: per row, per scale group one job; the record's
+    // entries past the last group are zeros (an INT32 fill).
+    check(dst.rows == src.rows && dst.cols == src.cols, "quantising to INT8 needs equal shapes");
+    check(dst.d.scale_mode != ScaleMode::TWO_LEVEL, "dst: INT8 data takes ROW or GROUP scales");
+    const int64_t g = isa::scale_group(dst.d), es = elem_bytes(s), sb = dst.scale_bytes();
+    for (int64_t r = 0; r < src.rows; ++r) {
+      int64_t k = 0;
+      for (int64_t lo = 0; lo < src.cols; lo += g, ++k) {
+        DmaJob j;
+        j.kind = DmaJob::Quant;
+        j.sdt = s;
+        j.ddt = d;
+        j.n = static_cast<uint32_t>(std::min(g, src.cols - lo));
+        j.saddr = ea(src, src.row_addr(r) + static_cast<uint64_t>(lo * es));
+        j.daddr = ea(dst, dst.row_addr(r) + static_cast<uint64_t>(lo));
+        j.qaddr = ea(dst, dst.scale_addr(r) + static_cast<uint64_t>(4 * k));
+        jobs.push_back(j);
+      }
+      if (sb > 4 * k) {
+        DmaJob z;
+        z.kind = DmaJob::Fill;
+        z.sdt = z.ddt = Dtype::INT32;
+        z.n = static_cast<uint32_t>((sb - 4 * k) / 4);
+        z.daddr = ea(dst, dst.scale_addr(r) + static_cast<uint64_t>(4 * k));
+        jobs.push_back(z);
+      }
+    }
+    return jobs;
+  }
+  // Element runs in row-major order (copy_raw, convert_to_float): a run
+  // ends where a src row, a dst row or (scaled src) a src scale group ends.
+  const int64_t N = src.numel(), g = src.scaled() ? isa::scale_group(src.d) : src.cols;
+  for (int64_t e = 0; e < N;) {
+    const int64_t rs = e / src.cols, cs = e % src.cols, rd = e / dst.cols, cd = e % dst.cols;
+    const int64_t len = std::min({src.cols - cs, dst.cols - cd, g - cs % g});
+    DmaJob j;
+    j.kind = DmaJob::Copy;
+    j.sdt = s;
+    j.ddt = d;
+    j.n = static_cast<uint32_t>(len);
+    if (s == Dtype::INT4) {
+      j.saddr = ea(src, src.row_addr(rs) + static_cast<uint64_t>(cs / 2));
+      j.snib = cs % 2 != 0;
+    } else {
+      j.saddr = ea(src, src.row_addr(rs) + static_cast<uint64_t>(cs * elem_bytes(s)));
+    }
+    j.daddr = ea(dst, dst.row_addr(rd) + static_cast<uint64_t>(cd * elem_bytes(d)));
+    if (s != d && src.scaled()) {
+      j.smode = src.d.scale_mode;
+      const uint64_t rec = src.scale_addr(rs);
+      j.scaddr = ea(src, rec + (src.d.scale_mode == ScaleMode::GROUP ? static_cast<uint64_t>(4 * (cs / g)) : 0));
+      j.bkaddr = ea(src, rec + 4 + static_cast<uint64_t>(cs / g));
+    }
+    jobs.push_back(j);
+    e += len;
+  }
+  return jobs;
+}
+
+struct DmaRtl::Ports {
+  sc_core::sc_signal<bool> rst_n{"rst_n"}, cmd_valid{"cmd_valid"}, cmd_ready{"cmd_ready"}, cmd_snib{"cmd_snib"},
+      done_valid{"done_valid"}, done_ready{"done_ready"}, done_err{"done_err"}, ar_valid{"ar_valid"},
+      ar_ready{"ar_ready"}, r_valid{"r_valid"}, r_ready{"r_ready"}, r_last{"r_last"}, aw_valid{"aw_valid"},
+      aw_ready{"aw_ready"}, w_valid{"w_valid"}, w_ready{"w_ready"}, w_last{"w_last"}, b_valid{"b_valid"},
+      b_ready{"b_ready"}, busy{"busy"};
+  sc_core::sc_signal<uint32_t> cmd_kind{"cmd_kind"}, cmd_sdt{"cmd_sdt"}, cmd_ddt{"cmd_ddt"}, cmd_smode{"cmd_smode"},
+      cmd_n{"cmd_n"}, cmd_konst{"cmd_konst"}, ar_len{"ar_len"}, r_resp{"r_resp"}, aw_len{"aw_len"}, w_strb{"w_strb"},
+      b_resp{"b_resp"};
+  sc_core::sc_signal<uint64_t> cmd_saddr{"cmd_saddr"}, cmd_scaddr{"cmd_scaddr"}, cmd_bkaddr{"cmd_bkaddr"},
+      cmd_daddr{"cmd_daddr"}, cmd_qaddr{"cmd_qaddr"}, ar_addr{"ar_addr"}, aw_addr{"aw_addr"};
+  sc_core::sc_signal<sc_dt::sc_bv<kBB * 8>> r_data{"r_data"}, w_data{"w_data"};
+};
+
+DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path)
+    : sc_module(n), hw_(hw), vcd_path_(vcd_path), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS) {
+  require(hw.memory.hp_port_bits.value == kBB * 8 && hw.timing.ddr_burst_bytes.value == kBB * kBurst,
+          "the RTL DMA engine was built for hp_port_bits " + std::to_string(kBB * 8) + ", ddr_burst_bytes " +
+              std::to_string(kBB * kBurst) + "; hardware '" + hw.name + "' has " +
+              std::to_string(hw.memory.hp_port_bits.value) + " and " + std::to_string(hw.timing.ddr_burst_bytes.value) +
+              " (rebuild with cmake -DN3_RTL_HW=<its file>)");
+  if (!vcd_path.empty()) {
+    std::ofstream probe(vcd_path);
+    require(probe.good(), "cannot write the waveform file '" + vcd_path + "'");
+    Verilated::traceEverOn(true);
+  }
+  p_ = std::make_unique<Ports>();
+  dut_ = std::make_unique<Vn3_dma_engine>("engine");
+  Vn3_dma_engine& d = *dut_;
+  Ports& p = *p_;
+  d.clk(clk_);
+  d.rst_n(p.rst_n);
+  d.cmd_valid(p.cmd_valid);
+  d.cmd_ready(p.cmd_ready);
+  d.cmd_kind(p.cmd_kind);
+  d.cmd_sdt(p.cmd_sdt);
+  d.cmd_ddt(p.cmd_ddt);
+  d.cmd_smode(p.cmd_smode);
+  d.cmd_n(p.cmd_n);
+  d.cmd_saddr(p.cmd_saddr);
+  d.cmd_snib(p.cmd_snib);
+  d.cmd_scaddr(p.cmd_scaddr);
+  d.cmd_bkaddr(p.cmd_bkaddr);
+  d.cmd_daddr(p.cmd_daddr);
+  d.cmd_qaddr(p.cmd_qaddr);
+  d.cmd_konst(p.cmd_konst);
+  d.done_valid(p.done_valid);
+  d.done_ready(p.done_ready);
+  d.done_err(p.done_err);
+  d.ar_valid(p.ar_valid);
+  d.ar_ready(p.ar_ready);
+  d.ar_addr(p.ar_addr);
+  d.ar_len(p.ar_len);
+  d.r_valid(p.r_valid);
+  d.r_ready(p.r_ready);
+  d.r_data(p.r_data);
+  d.r_resp(p.r_resp);
+  d.r_last(p.r_last);
+  d.aw_valid(p.aw_valid);
+  d.aw_ready(p.aw_ready);
+  d.aw_addr(p.aw_addr);
+  d.aw_len(p.aw_len);
+  d.w_valid(p.w_valid);
+  d.w_ready(p.w_ready);
+  d.w_data(p.w_data);
+  d.w_strb(p.w_strb);
+  d.w_last(p.w_last);
+  d.b_valid(p.b_valid);
+  d.b_ready(p.b_ready);
+  d.b_resp(p.b_resp);
+  d.busy(p.busy);
+  SC_THREAD(clock);
+}
+
+DmaRtl::~DmaRtl() {
+  if (vcd_) {
+    vcd_->close();
+    delete vcd_;
+  }
+}
+
+void DmaRtl::start_of_simulation() {
+  if (vcd_path_.empty()) return;
+  vcd_ = new VerilatedVcdSc;
+  dut_->trace(vcd_, 99);
+  vcd_->open(vcd_path_.c_str());
+}
+
+void DmaRtl::end_of_simulation() {
+  if (vcd_) vcd_->flush();
+}
+
+void DmaRtl::set_stalls(double p, uint64_t seed) {
+  stall_ = p;
+  stall_rng_.seed(seed);
+}
+
+void DmaRtl::clock() {
+  const sc_core::sc_time half = period_ / 2;
+  for (;;) {
+    while (!clock_on_) sc_core::wait(clock_go_);
+    clk_.write(true);
+    sc_core::wait(half);
+    clk_.write(false);
+    sc_core::wait(half);
+  }
+}
+
+DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem) {
+  const std::vector<DmaJob> jobs = cut(in);
+  clock_on_ = true;
+  clock_go_.notify(sc_core::SC_ZERO_TIME);
+  struct Gate {  // the clock stops when the run ends, also on an exception
+    bool& on;
+    ~Gate() { on = false; }
+  } gate{clock_on_};
+  Ports& p = *p_;
+  auto negedge = [this] {
+    sc_core::wait(clk_.negedge_event());
+    ++total_cycles_;
+  };
+  if (!reset_done_) {
+    p.rst_n = false;
+    for (int i = 0; i < 3; ++i) negedge();
+    p.rst_n = true;
+    negedge();
+    reset_done_ = true;
+  }
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  auto stall = [&] { return stall_ > 0 && coin(stall_rng_) < stall_; };
+  auto space_of = [](uint64_t a) {
+    const uint64_t s = a >> kSpaceShift;
+    check(s <= uint64_t(isa::Space::WBUF), "an address in no memory space");
+    return static_cast<isa::Space>(s);
+  };
+  const uint64_t low = (uint64_t(1) << kSpaceShift) - 1;
+
+  // The memory model's state: bursts accepted, beats served / taken.
+  struct Burst {
+    uint64_t addr;
+    int beats, done;
+  };
+  std::deque<Burst> rq, wq;
+  int b_pending = 0;
+  bool r_valid = false, b_valid = false;
+  bool cmd_fire = false, ar_fire = false, r_fire = false, aw_fire = false, w_fire = false, b_fire = false,
+       done_fire = false;
+  size_t next = 0, done = 0;
+  int64_t m_first = -1, m_last = -1, m_active = 0;
+  DmaRun run;
+  run.jobs = static_cast<int64_t>(jobs.size());
+  sc_dt::sc_bv<kBB * 8> beat, w_data;
+  // The payloads of the transfers, captured when decided: after the edge the
+  // engine's outputs already show its next beat.
+  Burst ar_burst{}, aw_burst{};
+  bool w_last = false, done_err = false;
+  uint32_t w_strb = 0;
+  std::vector<uint8_t> bytes(kBB);
+  const sc_core::sc_time quarter = period_ / 4;
+
+  for (int64_t m = 0;; ++m) {
+    negedge();
+    // The transfers of the rising edge just past.
+    if (cmd_fire) {
+      ++next;
+      p.cmd_valid = false;
+      if (m_first < 0) m_first = m;
+    }
+    if (ar_fire) rq.push_back(ar_burst);
+    if (r_fire) {
+      r_valid = false;
+      if (++rq.front().done == rq.front().beats) rq.pop_front();
+    }
+    if (aw_fire) wq.push_back(aw_burst);
+    if (w_fire) {
+      Burst& b = wq.front();
+      const uint64_t a = b.addr + static_cast<uint64_t>(b.done) * kBB;
+      const bool last = b.done + 1 == b.beats;
+      check(w_last == last, "w_last " + std::to_string(w_last) + " on beat " + std::to_string(b.done) + " of a " +
+                                std::to_string(b.beats) + "-beat burst");
+      const sc_dt::sc_bv<kBB * 8>& wd = w_data;
+      const uint32_t strb = w_strb;
+      sim::SpaceMemory& sm = mem.space(space_of(a));
+      for (int i = 0; i < kBB; ++i) {
+        if (!((strb >> i) & 1)) continue;
+        const uint8_t v = static_cast<uint8_t>(wd.range(8 * i + 7, 8 * i).to_uint());
+        const uint64_t at = (a & low) + static_cast<uint64_t>(i);
+        check(sm.in_range(at, 1), "a write beyond " + sm.name());
+        sm.write(at, &v, 1);
+      }
+      if (++b.done == b.beats) {
+        wq.pop_front();
+        ++b_pending;
+      }
+    }
+    if (b_fire) {
+      b_valid = false;
+      --b_pending;
+    }
+    if (done_fire) {
+      ++done;
+      m_last = m;
+      run.error_response |= done_err;
+    }
+    cmd_fire = ar_fire = r_fire = aw_fire = w_fire = b_fire = done_fire = false;
+    if (done == jobs.size()) break;
+
+    // Inputs for the coming edge. A valid, once raised, stays until taken (AXI).
+    if (!p.cmd_valid.read() && next < jobs.size()) {
+      const DmaJob& j = jobs[next];
+      p.cmd_kind = j.kind;
+      p.cmd_sdt = static_cast<uint32_t>(j.sdt);
+      p.cmd_ddt = static_cast<uint32_t>(j.ddt);
+      p.cmd_smode = static_cast<uint32_t>(j.smode);
+      p.cmd_n = j.n;
+      p.cmd_saddr = j.saddr;
+      p.cmd_snib = j.snib;
+      p.cmd_scaddr = j.scaddr;
+      p.cmd_bkaddr = j.bkaddr;
+      p.cmd_daddr = j.daddr;
+      p.cmd_qaddr = j.qaddr;
+      p.cmd_konst = j.konst;
+      p.cmd_valid = true;
+    }
+    if (!r_valid && !rq.empty() && !stall()) {
+      const Burst& b = rq.front();
+      const uint64_t a = b.addr + static_cast<uint64_t>(b.done) * kBB;
+      const sim::SpaceMemory& sm = mem.space(space_of(a));
+      check(sm.in_range(a & low, kBB), "a read beyond " + sm.name());
+      sm.read(a & low, bytes.data(), kBB);
+      for (int i = 0; i < kBB; ++i) beat.range(8 * i + 7, 8 * i) = bytes[static_cast<size_t>(i)];
+      p.r_data = beat;
+      p.r_last = b.done + 1 == b.beats;
+      r_valid = true;
+    }
+    p.r_valid = r_valid;
+    p.r_resp = 0;
+    if (!b_valid && b_pending > 0 && !stall()) b_valid = true;
+    p.b_valid = b_valid;
+    p.b_resp = 0;
+    p.ar_ready = !stall();
+    p.aw_ready = !stall();
+    p.w_ready = !wq.empty() && !stall();  // W waits for its burst's address
+    p.done_ready = !stall();
+    sc_core::wait(quarter);  // the engine's combinational outputs settle
+    // The transfers of the coming rising edge.
+    cmd_fire = p.cmd_valid.read() && p.cmd_ready.read();
+    ar_fire = p.ar_valid.read() && p.ar_ready.read();
+    r_fire = r_valid && p.r_ready.read();
+    aw_fire = p.aw_valid.read() && p.aw_ready.read();
+    w_fire = p.w_valid.read() && p.w_ready.read();
+    b_fire = b_valid && p.b_ready.read();
+    done_fire = p.done_valid.read() && p.done_ready.read();
+    if (ar_fire) ar_burst = {p.ar_addr.read(), static_cast<int>(p.ar_len.read()) + 1, 0};
+    if (aw_fire) aw_burst = {p.aw_addr.read(), static_cast<int>(p.aw_len.read()) + 1, 0};
+    if (w_fire) {
+      w_data = p.w_data.read();
+      w_strb = p.w_strb.read();
+      w_last = p.w_last.read();
+    }
+    if (done_fire) done_err = p.done_err.read();
+    if (ar_fire || r_fire || aw_fire || w_fire || b_fire || done_fire || cmd_fire) m_active = m;
+    check(m - m_active < 100000, "the engine hangs: no transfer for 100000 clocks");
+  }
+  check(rq.empty() && wq.empty() && b_pending == 0, "bursts left over after the last job");
+  p.cmd_valid = false;
+  run.cycles = m_last - m_first;
+  return run;
+}
+
+}  // namespace n3::rtl

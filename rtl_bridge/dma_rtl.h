@@ -1,0 +1,85 @@
+// The RTL DMA engine (rtl_bridge/rtl/dma/, docs/rtl.md "DMA engine") as a
+// SystemC module: the Verilated model, its gated clock, a memory model that
+// serves its AXI-like channels from an n3 sim::Memory (with optional random
+// stalls on every channel), and a driver that runs one MEMCPY / MEMSET on it.
+// The driver cuts the instruction into the engine's jobs (DmaRtl::cut): runs
+// of elements that are contiguous in both src and dst (rows of either side,
+// ring wrap and row-register offsets are resolved here, as the dispatcher
+// resolves registers into views), one scale group per job where scales are
+// read or written. Every byte the run writes was computed by the RTL.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "golden/hw_config.h"
+#include "sim/func_sim.h"
+
+class Vn3_dma_engine;
+class VerilatedVcdSc;
+
+namespace n3::rtl {
+
+// One job of the engine (n3_dma_engine's command port).
+struct DmaJob {
+  enum Kind : uint32_t { Copy = 0, Quant = 1, Fill = 2 };  // n3_dma_pkg JK_*
+  Kind kind = Copy;
+  isa::Dtype sdt = isa::Dtype::F32, ddt = isa::Dtype::F32;
+  isa::ScaleMode smode = isa::ScaleMode::NONE;
+  uint32_t n = 0;  // elements
+  uint64_t saddr = 0, scaddr = 0, bkaddr = 0, daddr = 0, qaddr = 0;  // engine addresses (space in bits 47:40)
+  bool snib = false;
+  uint32_t konst = 0;
+};
+
+struct DmaRun {
+  int64_t cycles = 0;  // core clocks from the first command transfer to the last completion
+  int64_t jobs = 0;
+  bool error_response = false;  // some job reported a non-OKAY response
+};
+
+class DmaRtl : public sc_core::sc_module {
+ public:
+  static constexpr int kBusBytes = N3_RTL_DMA_BB;  // Verilated parameters (rtl_bridge/CMakeLists.txt)
+  static constexpr int kBurst = N3_RTL_DMA_BURST;
+  static uint64_t engine_addr(isa::Space s, uint64_t a) { return uint64_t(s) << 40 | a; }
+
+  DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path /* "" none */);
+  ~DmaRtl() override;
+  // The engine's jobs for MEMCPY / MEMSET `in` (resolved views). Throws
+  // n3::Error (one line) for an instruction the functional simulator traps on.
+  static std::vector<DmaJob> cut(const sim::Issued& in);
+  // From an SC_THREAD: runs `in` on the RTL, reading and writing `mem`.
+  DmaRun run(const sim::Issued& in, sim::Memory& mem);
+  // Random stalls (cosim): each clock every ready / valid the memory model
+  // drives (ar_ready, r_valid, aw_ready, w_ready, b_valid) and done_ready is
+  // held low with probability p. 0 (the default): never.
+  void set_stalls(double p, uint64_t seed);
+  int64_t total_cycles() const { return total_cycles_; }
+
+ private:
+  SC_HAS_PROCESS(DmaRtl);
+  void start_of_simulation() override;
+  void end_of_simulation() override;
+  void clock();  // SC_THREAD: the core clock, running only inside run()
+  struct Ports;
+  HwConfig hw_;
+  std::string vcd_path_;
+  sc_core::sc_signal<bool> clk_{"clk"};
+  sc_core::sc_time period_;
+  bool clock_on_ = false;
+  sc_core::sc_event clock_go_;
+  std::unique_ptr<Ports> p_;
+  std::unique_ptr<Vn3_dma_engine> dut_;
+  VerilatedVcdSc* vcd_ = nullptr;
+  bool reset_done_ = false;
+  int64_t total_cycles_ = 0;
+  double stall_ = 0;
+  std::mt19937_64 stall_rng_;
+};
+
+}  // namespace n3::rtl
