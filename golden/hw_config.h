@@ -62,7 +62,7 @@ struct HwKv {
 struct HwTiming {
   HwValue<double> ddr_latency_ns;
   HwValue<int64_t> ddr_burst_bytes, cdc_sync_cycles, dma_hp_ports, l2_ports, l2_port_words, queue_depth,
-      dispatch_cycles, ctl_cycles, dma_setup_cycles, gemv_setup_cycles, gemv_drain_cycles, gemm_setup_cycles,
+      dispatch_cycles, ctl_cycles, dma_setup_cycles, dma_job_cycles, dma_lanes, gemv_setup_cycles, gemv_drain_cycles, gemm_setup_cycles,
       gemm_macs_per_pe, sfu_setup_cycles, sfu_latency_cycles;
   HwValue<int64_t> wbuf_tiles{2};  // double buffering unless said
   HwValue<int64_t> sfu_passes_softmax, sfu_passes_rmsnorm, sfu_passes_gtopk, sfu_passes_magmatch;

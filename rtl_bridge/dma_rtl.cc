@@ -160,10 +160,12 @@ struct DmaRtl::Ports {
 
 DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path)
     : sc_module(n), hw_(hw), vcd_path_(vcd_path), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS) {
-  require(hw.memory.hp_port_bits.value == kBB * 8 && hw.timing.ddr_burst_bytes.value == kBB * kBurst,
+  require(hw.memory.hp_port_bits.value == kBB * 8 && hw.timing.ddr_burst_bytes.value == kBB * kBurst &&
+              hw.timing.dma_lanes.value == kLanes,
           "the RTL DMA engine was built for hp_port_bits " + std::to_string(kBB * 8) + ", ddr_burst_bytes " +
-              std::to_string(kBB * kBurst) + "; hardware '" + hw.name + "' has " +
-              std::to_string(hw.memory.hp_port_bits.value) + " and " + std::to_string(hw.timing.ddr_burst_bytes.value) +
+              std::to_string(kBB * kBurst) + ", dma_lanes " + std::to_string(kLanes) + "; hardware '" + hw.name +
+              "' has " + std::to_string(hw.memory.hp_port_bits.value) + ", " +
+              std::to_string(hw.timing.ddr_burst_bytes.value) + " and " + std::to_string(hw.timing.dma_lanes.value) +
               " (rebuild with cmake -DN3_RTL_HW=<its file>)");
   if (!vcd_path.empty()) {
     std::ofstream probe(vcd_path);

@@ -46,6 +46,7 @@ class DmaRtl : public sc_core::sc_module {
  public:
   static constexpr int kBusBytes = N3_RTL_DMA_BB;  // Verilated parameters (rtl_bridge/CMakeLists.txt)
   static constexpr int kBurst = N3_RTL_DMA_BURST;
+  static constexpr int kLanes = N3_RTL_DMA_LANES;
   static uint64_t engine_addr(isa::Space s, uint64_t a) { return uint64_t(s) << 40 | a; }
 
   DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path /* "" none */);

@@ -4,4 +4,4 @@
 # bytes a beat, ddr_burst_bytes / that beats a burst.
 n3_rtl_unit(dma TOP n3_dma_engine
   SOURCES ../fp/n3_fp_pkg.sv n3_dma_pkg.sv n3_dma_engine.sv
-  PARAMS -GBB=${N3_RTL_DMA_BB} -GBURST=${N3_RTL_DMA_BURST})
+  PARAMS -GBB=${N3_RTL_DMA_BB} -GBURST=${N3_RTL_DMA_BURST} -GLANES=${N3_RTL_DMA_LANES})
