@@ -18,26 +18,19 @@
 
 #include "golden/hw_config.h"
 #include "sim/func_sim.h"
+#include "sim/systemc/timing.h"
 
 class Vn3_dma_engine;
 class VerilatedVcdSc;
 
 namespace n3::rtl {
 
-// One job of the engine (n3_dma_engine's command port).
-struct DmaJob {
-  enum Kind : uint32_t { Copy = 0, Quant = 1, Fill = 2 };  // n3_dma_pkg JK_*
-  Kind kind = Copy;
-  isa::Dtype sdt = isa::Dtype::F32, ddt = isa::Dtype::F32;
-  isa::ScaleMode smode = isa::ScaleMode::NONE;
-  uint32_t n = 0;  // elements
-  uint64_t saddr = 0, scaddr = 0, bkaddr = 0, daddr = 0, qaddr = 0;  // engine addresses (space in bits 47:40)
-  bool snib = false;
-  uint32_t konst = 0;
-};
+// One job of the engine (n3_dma_engine's command port); the cut is shared
+// with the SystemC model's timing (sim/systemc/timing.h).
+using DmaJob = timing::DmaJob;
 
 struct DmaRun {
-  int64_t cycles = 0;  // core clocks from the first command transfer to the last completion
+  int64_t cycles = 0;  // core clocks from the first command transfer to the last completion, both counted
   int64_t jobs = 0;
   bool error_response = false;  // some job reported a non-OKAY response
 };
@@ -47,7 +40,7 @@ class DmaRtl : public sc_core::sc_module {
   static constexpr int kBusBytes = N3_RTL_DMA_BB;  // Verilated parameters (rtl_bridge/CMakeLists.txt)
   static constexpr int kBurst = N3_RTL_DMA_BURST;
   static constexpr int kLanes = N3_RTL_DMA_LANES;
-  static uint64_t engine_addr(isa::Space s, uint64_t a) { return uint64_t(s) << 40 | a; }
+  static uint64_t engine_addr(isa::Space s, uint64_t a) { return timing::dma_engine_addr(s, a); }
 
   DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path /* "" none */);
   ~DmaRtl() override;

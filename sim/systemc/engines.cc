@@ -100,6 +100,10 @@ EngineUnit::Timed DmaUnit::model(const sim::Issued& in) {
   const int64_t ports = c_.p.timing.dma_hp_ports.value;
   if (in.def->opcode == isa::Opcode::MEMCPY) end = std::max(end, move(in.op("src"), false, now + setup, ports));
   end = std::max(end, move(dst, true, now + setup, ports));
+  // The engine's own clocks (timing::dma_cycles, fitted to the RTL engine):
+  // its jobs one at a time, chunks of at most a beat (dma_lanes for
+  // conversions); the instruction ends when both memory and engine are done.
+  end = std::max(end, now + timing::dma_cycles(c_.p, in) * c_.p.core_ps());
   return {end, setup};
 }
 

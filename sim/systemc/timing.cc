@@ -196,3 +196,65 @@ double l2_ps(const Params& p, int64_t bytes) {
 }
 
 }  // namespace n3::timing
+
+namespace n3::timing {
+
+namespace {
+
+// Element width in nibbles (n3_dma_pkg elem_nibbles).
+int64_t elem_nibbles(isa::Dtype t) {
+  switch (t) {
+    case isa::Dtype::INT4: return 1;
+    case isa::Dtype::INT8: return 2;
+    case isa::Dtype::BF16:
+    case isa::Dtype::F16: return 4;
+    default: return 8;
+  }
+}
+
+// Fitted to n3_dma_engine with a memory that answers the next clock, every
+// job's clocks counted from its command beat to its completion beat
+// inclusive (docs/rtl.md "DMA engine"). A one-element read phase (the f32
+// scale, TWO_LEVEL's block byte) takes 5 (arm, AR, the beat, the element,
+// the phase change); the INT8 quantiser's max|x| pass and scale write 10
+// beyond the pass's chunks (the pass's read round trip and arm, the scale's
+// division, then the scale's own s1, s2, W and write response); a fill
+// reads nothing, so it saves the read round trip (AR and the first beat) of
+// dma_job_cycles.
+constexpr int64_t kScalePhaseCycles = 5, kQuantExtraCycles = 10, kReadTripCycles = 2;
+
+}  // namespace
+
+double dma_job_cycles(const Params& p, const DmaJob& j) {
+  const int64_t bb = p.memory.hp_port_bits.value / 8, nb = 2 * bb, lanes = p.timing.dma_lanes.value;
+  const int64_t sew = elem_nibbles(j.sdt), dew = elem_nibbles(j.ddt), des = dew / 2, n = j.n;
+  const int64_t eps = nb / sew, epd = nb / dew;  // src / dst elements per beat
+  const bool same = j.sdt == j.ddt;
+  const int64_t soff = int64_t(j.saddr % uint64_t(bb)) * 2 + (j.snib ? 1 : 0);  // first src nibble in its beat
+  const int64_t doff = int64_t(j.daddr % uint64_t(bb));                         // first dst byte in its beat
+  // A pass over the src in chunks of `c`: a chunk a clock, one more when the
+  // first chunk needs the second beat (chunks leave the window only whole).
+  auto pass = [&](int64_t c, bool reads) {
+    const int64_t k = (n + c - 1) / c;
+    return k + ((reads && soff + std::min(c, n) * sew > nb) ? 1 : 0);
+  };
+  const int64_t chunk = j.kind == DmaJob::Fill ? epd : same ? eps : std::min({lanes, eps, epd});
+  const int64_t k = (n + chunk - 1) / chunk, last = n - (k - 1) * chunk;
+  // The last chunk fills one beat and starts another: W takes the two in two clocks.
+  const bool tail = (doff + (n - last) * des) % bb + last * des > bb;
+  double c = double(p.timing.dma_job_cycles.value) + double(pass(chunk, j.kind != DmaJob::Fill)) + (tail ? 1 : 0);
+  if (j.kind == DmaJob::Fill) c -= double(kReadTripCycles);
+  if (j.kind == DmaJob::Copy && !same && (j.sdt == isa::Dtype::INT4 || j.sdt == isa::Dtype::INT8))
+    c += double(kScalePhaseCycles) * (j.smode == isa::ScaleMode::TWO_LEVEL ? 2 : 1);
+  if (j.kind == DmaJob::Quant)
+    c += double(kQuantExtraCycles + pass(std::min(lanes, eps), true));
+  return c;
+}
+
+double dma_cycles(const Params& p, const sim::Issued& in) {
+  double c = double(p.timing.dma_setup_cycles.value);
+  for (const DmaJob& j : dma_jobs(in)) c += dma_job_cycles(p, j);
+  return c;
+}
+
+}  // namespace n3::timing

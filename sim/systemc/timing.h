@@ -79,6 +79,38 @@ double on_clock(double t, double origin_ps, double clk_ps);
 // as mac_stream_end_ps's tiles: row r has landed at start + (end - start) (r + 1) / rows.
 std::vector<std::pair<double, int64_t>> rows_landing(int64_t rows, double start_ps, double end_ps, int64_t bytes);
 
+// One job of the DMA engine (rtl_bridge/rtl/dma/n3_dma_engine.sv's command
+// port): a run of elements contiguous in src and in dst, one INT8 scale
+// group, or a constant fill. Addresses are the engine's: {space, byte address}.
+struct DmaJob {
+  enum Kind : uint32_t { Copy = 0, Quant = 1, Fill = 2 };  // n3_dma_pkg JK_*
+  Kind kind = Copy;
+  isa::Dtype sdt = isa::Dtype::F32, ddt = isa::Dtype::F32;
+  isa::ScaleMode smode = isa::ScaleMode::NONE;
+  uint32_t n = 0;  // elements
+  uint64_t saddr = 0, scaddr = 0, bkaddr = 0, daddr = 0, qaddr = 0;  // engine addresses (space in bits 47:40)
+  bool snib = false;
+  uint32_t konst = 0;
+};
+inline uint64_t dma_engine_addr(isa::Space s, uint64_t a) { return uint64_t(s) << 40 | a; }
+// The jobs the DMA engine runs for MEMCPY / MEMSET `in` (resolved views):
+// runs cut along the rows of both descriptors and the src scale groups
+// (sim/systemc/dma_jobs.cc). Throws n3::Error (one line) for an instruction
+// the functional simulator traps on.
+std::vector<DmaJob> dma_jobs(const sim::Issued& in);
+// Core clocks of one job on the DMA engine with a memory that answers the
+// next clock and never stalls (docs/rtl.md "DMA engine", fitted to the RTL):
+// dma_job_cycles, plus per data pass ceil(n / chunk) chunks (chunk: a beat of
+// src for same-dtype copies, a beat of dst for fills, else min(dma_lanes, a
+// beat of src, a beat of dst)), one more where the first chunk straddles two
+// src beats and one where the last leaves two dst beats; plus the scale reads
+// of a dequantising copy and the INT8 quantiser's max|x| pass and scale write.
+double dma_job_cycles(const Params& p, const DmaJob& j);
+// The DMA engine's clocks for a whole MEMCPY / MEMSET with no memory wait:
+// dma_setup_cycles + the sum of its jobs' dma_job_cycles. DmaUnit's compute
+// bound; the cosim asserts the RTL takes exactly this.
+double dma_cycles(const Params& p, const sim::Issued& in);
+
 // Duration in ps of moving `bytes` over DDR through `ports` HP ports, not
 // counting the latency: rounded up to whole bursts, at the sustained rate.
 double ddr_occupancy_ps(const Params& p, int64_t bytes, int64_t ports);
