@@ -4,6 +4,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <type_traits>
 
 // Verilator's SystemC headers are not ours to warn about.
 #pragma GCC diagnostic push
@@ -40,8 +41,10 @@ struct DmaRtl::Ports {
       aw_ready{"aw_ready"}, w_valid{"w_valid"}, w_ready{"w_ready"}, w_last{"w_last"}, b_valid{"b_valid"},
       b_ready{"b_ready"}, busy{"busy"};
   sc_core::sc_signal<uint32_t> cmd_kind{"cmd_kind"}, cmd_sdt{"cmd_sdt"}, cmd_ddt{"cmd_ddt"}, cmd_smode{"cmd_smode"},
-      cmd_n{"cmd_n"}, cmd_konst{"cmd_konst"}, ar_len{"ar_len"}, r_resp{"r_resp"}, aw_len{"aw_len"}, w_strb{"w_strb"},
+      cmd_n{"cmd_n"}, cmd_konst{"cmd_konst"}, ar_len{"ar_len"}, r_resp{"r_resp"}, aw_len{"aw_len"},
       b_resp{"b_resp"};
+  // Up to 64 strobes: Verilator gives a port of 33 to 64 bits as uint64_t.
+  sc_core::sc_signal<std::conditional_t<(kBB > 32), uint64_t, uint32_t>> w_strb{"w_strb"};
   sc_core::sc_signal<uint64_t> cmd_saddr{"cmd_saddr"}, cmd_scaddr{"cmd_scaddr"}, cmd_bkaddr{"cmd_bkaddr"},
       cmd_daddr{"cmd_daddr"}, cmd_qaddr{"cmd_qaddr"}, ar_addr{"ar_addr"}, aw_addr{"aw_addr"};
   sc_core::sc_signal<sc_dt::sc_bv<kBB * 8>> r_data{"r_data"}, w_data{"w_data"};
@@ -49,11 +52,11 @@ struct DmaRtl::Ports {
 
 DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path)
     : sc_module(n), hw_(hw), vcd_path_(vcd_path), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS) {
-  require(hw.memory.hp_port_bits.value == kBB * 8 && hw.timing.ddr_burst_bytes.value == kBB * kBurst &&
+  require(timing::dma_bus_bytes(hw) == kBB && hw.timing.ddr_burst_bytes.value == kBB * kBurst &&
               hw.timing.dma_lanes.value == kLanes,
-          "the RTL DMA engine was built for hp_port_bits " + std::to_string(kBB * 8) + ", ddr_burst_bytes " +
+          "the RTL DMA engine was built for a " + std::to_string(kBB) + "-byte bus (hp_port_bits x dma_hp_ports / 8), ddr_burst_bytes " +
               std::to_string(kBB * kBurst) + ", dma_lanes " + std::to_string(kLanes) + "; hardware '" + hw.name +
-              "' has " + std::to_string(hw.memory.hp_port_bits.value) + ", " +
+              "' has " + std::to_string(timing::dma_bus_bytes(hw)) + ", " +
               std::to_string(hw.timing.ddr_burst_bytes.value) + " and " + std::to_string(hw.timing.dma_lanes.value) +
               " (rebuild with cmake -DN3_RTL_HW=<its file>)");
   if (!vcd_path.empty()) {
@@ -191,7 +194,7 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem) {
   // engine's outputs already show its next beat.
   Burst ar_burst{}, aw_burst{};
   bool w_last = false, done_err = false;
-  uint32_t w_strb = 0;
+  uint64_t w_strb = 0;
   std::vector<uint8_t> bytes(kBB);
   const sc_core::sc_time quarter = period_ / 4;
 
@@ -216,7 +219,7 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem) {
       check(w_last == last, "w_last " + std::to_string(w_last) + " on beat " + std::to_string(b.done) + " of a " +
                                 std::to_string(b.beats) + "-beat burst");
       const sc_dt::sc_bv<kBB * 8>& wd = w_data;
-      const uint32_t strb = w_strb;
+      const uint64_t strb = w_strb;
       sim::SpaceMemory& sm = mem.space(space_of(a));
       for (int i = 0; i < kBB; ++i) {
         if (!((strb >> i) & 1)) continue;

@@ -226,7 +226,7 @@ constexpr int64_t kScalePhaseCycles = 5, kQuantExtraCycles = 10, kReadTripCycles
 }  // namespace
 
 double dma_job_cycles(const Params& p, const DmaJob& j) {
-  const int64_t bb = p.memory.hp_port_bits.value / 8, nb = 2 * bb, lanes = p.timing.dma_lanes.value;
+  const int64_t bb = dma_bus_bytes(p), nb = 2 * bb, lanes = p.timing.dma_lanes.value;
   const int64_t sew = elem_nibbles(j.sdt), dew = elem_nibbles(j.ddt), des = dew / 2, n = j.n;
   const int64_t eps = nb / sew, epd = nb / dew;  // src / dst elements per beat
   const bool same = j.sdt == j.ddt;

@@ -92,6 +92,11 @@ struct DmaJob {
   bool snib = false;
   uint32_t konst = 0;
 };
+// The DMA engine's bus: one beat spans the HP ports a DMA stripes over
+// (hp_port_bits x dma_hp_ports / 8 bytes), so a same-dtype copy can keep them all busy.
+inline int64_t dma_bus_bytes(const Params& p) {
+  return p.memory.hp_port_bits.value * p.timing.dma_hp_ports.value / 8;
+}
 inline uint64_t dma_engine_addr(isa::Space s, uint64_t a) { return uint64_t(s) << 40 | a; }
 // The jobs the DMA engine runs for MEMCPY / MEMSET `in` (resolved views):
 // runs cut along the rows of both descriptors and the src scale groups

@@ -1,6 +1,6 @@
 # The DMA engine (docs/rtl.md, "DMA engine"): MEMCPY / MEMSET jobs over
 # AXI-like read and write channels. Its bus width and burst length come from
-# the hardware file N3_RTL_HW (rtl_bridge/CMakeLists.txt): hp_port_bits / 8
+# the hardware file N3_RTL_HW (rtl_bridge/CMakeLists.txt): hp_port_bits x dma_hp_ports / 8
 # bytes a beat, ddr_burst_bytes / that beats a burst.
 n3_rtl_unit(dma TOP n3_dma_engine
   SOURCES ../fp/n3_fp_pkg.sv n3_dma_pkg.sv n3_dma_engine.sv
