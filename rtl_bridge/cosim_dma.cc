@@ -18,19 +18,18 @@
 #include "base/error.h"
 #include "rtl_bridge/cosim.h"
 #include "rtl_bridge/dma_rtl.h"
+#include "rtl_bridge/dma_unit.h"
 #include "rtl_bridge/dma_vectors.h"
 #include "sim/func_sim.h"
 #include "sim/systemc/timing.h"
 
 namespace n3::rtl {
 
-namespace {
-
 // The SystemC model's DMA duration for one instruction on an idle machine
 // (sim/systemc/engines.cc DmaUnit::model): setup, then the src read and the
 // dst write side by side, each a DDR transfer (latency + occupancy through
 // dma_hp_ports HP ports) or an L2 port transfer. In core clocks.
-double model_cycles(const timing::Params& p, const sim::View* src, const sim::View& dst) {
+double dma_model_cycles(const timing::Params& p, const sim::View* src, const sim::View& dst) {
   auto move = [&](const sim::View& v) {
     const int64_t bytes = timing::view_bytes(v);
     if (!bytes) return 0.0;
@@ -41,6 +40,8 @@ double model_cycles(const timing::Params& p, const sim::View* src, const sim::Vi
   const double t = std::max(src ? move(*src) : 0.0, move(dst));
   return double(p.timing.dma_setup_cycles.value) + t / p.core_ps();
 }
+
+namespace {
 
 // Cycle-table row of a vector: the conversion family (copy, copy of scaled
 // rows, float / int32 / int4 / int8 -> float, float -> int8, memset),
@@ -136,7 +137,7 @@ struct Harness : sc_core::sc_module {
         rep_.first_mismatch = s.str();
       }
     }
-    const double model = model_cycles(params_, g.memset ? nullptr : &g.src, g.dst);
+    const double model = dma_model_cycles(params_, g.memset ? nullptr : &g.src, g.dst);
     static const bool verbose = std::getenv("N3_COSIM_DMA_VERBOSE") != nullptr;
     if (verbose)
       log_ << "vector " << index << " " << g.conv << " class " << g.cls << " elements " << g.dst.numel() << " jobs "
