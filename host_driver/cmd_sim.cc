@@ -4,6 +4,7 @@
 // The model form (--model ...) compiles Gemma 3n first: cmd_sim_model.cc.
 // docs/sim.md describes the state, traps, trace and images;
 // docs/timing.md the SystemC backend.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -22,8 +23,9 @@
 #include "sim/systemc/npu.h"
 #include "sim/systemc/report.h"
 #endif
-#ifdef N3_HAVE_RTL_GEMV
-#include "rtl_bridge/gemv_unit.h"
+#include "host_driver/rtl_option.h"
+#ifdef N3_HAVE_RTL
+#include "rtl_bridge/rtl_units.h"
 #endif
 
 namespace n3::cli {
@@ -103,8 +105,8 @@ int cmd_sim(const Args& a) {
       "timing-only", "systemc: timing without arithmetic (same cycles; memory and dumps are not computed)")(
       "trace", po::value(&trace), "systemc: Chrome/Perfetto trace JSON, one track per unit")(
       "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace")(
-      "rtl", po::value(&rtl), "systemc: run these engines on the Verilated RTL (gemv)")(
-      "rtl-vcd", po::value(&rtl_vcd), "systemc --rtl: the RTL's waveform (VCD)");
+      "rtl", po::value(&rtl), "systemc: run these engines on their Verilated RTL, a comma list (gemv, dma)")(
+      "rtl-vcd", po::value(&rtl_vcd), "systemc --rtl: the RTL waveform (VCD; with several units one file per unit, F.gemv.vcd ...)");
   po::variables_map vm;
   if (!parse_args("sim", a, d, {}, vm,
                   "n3 sim --backend func|systemc --program P [--hw H.yaml] --mem-in IMG [--mem-out IMG] [--trace-insn]\n"
@@ -118,12 +120,12 @@ int cmd_sim(const Args& a) {
   require(systemc || (!timing_only && trace.empty() && !vm.count("trace-aggregate")),
           "--timing-only, --trace and --trace-aggregate need --backend systemc");
   require(!timing_only || dump.empty(), "--dump needs the data: drop --timing-only");
-  require(rtl.empty() || rtl == "gemv", "--rtl: the RTL units that can replace an engine are: gemv (is '" + rtl + "')");
+  const std::vector<std::string> rtl_units = parse_rtl_list(rtl);
   require(rtl.empty() || systemc, "--rtl needs --backend systemc");
   require(rtl.empty() || !timing_only, "--rtl needs the data: drop --timing-only");
-  require(rtl_vcd.empty() || !rtl.empty(), "--rtl-vcd needs --rtl gemv");
-#ifndef N3_HAVE_RTL_GEMV
-  require(rtl.empty(), "--rtl gemv: this n3 was built without Verilator: the RTL units are left out (docs/rtl.md)");
+  require(rtl_vcd.empty() || !rtl.empty(), "--rtl-vcd needs --rtl (gemv, dma)");
+#ifndef N3_HAVE_RTL
+  require(rtl.empty(), "--rtl " + rtl + ": this n3 was built without Verilator: the RTL units are left out (docs/rtl.md)");
 #endif
 #ifndef N3_HAVE_SYSTEMC
   require(!systemc, "--backend systemc: this n3 was built without SystemC (pkg-config systemc not found)");
@@ -147,25 +149,30 @@ int cmd_sim(const Args& a) {
   OutputGuard written;  // every output, or none when a later one fails
   // The RTL's waveform: removed on bad input, kept when the RTL differs (it
   // is what shows why).
-  if (!rtl_vcd.empty()) written.add(rtl_vcd);
+#ifdef N3_HAVE_RTL
+  for (const std::string& u : rtl_units)
+    if (!rtl_vcd.empty()) written.add(rtl::rtl_vcd_path(rtl_vcd, u, rtl_units.size()));
+#endif
 #ifdef N3_HAVE_SYSTEMC
   if (systemc) {
     const timing::Params tp = timing::load_params(hwc);
     sc::RunOptions ro;
     ro.trace = !trace.empty() || !stats.empty();
     ro.progress = true;
-#ifdef N3_HAVE_RTL_GEMV
-    if (!rtl.empty()) rtl::use_rtl_gemv(&ro, hwc, rtl_vcd);
+#ifdef N3_HAVE_RTL
+    rtl::use_rtl_units(&ro, hwc, rtl_units, rtl_vcd);
+    const auto t0 = std::chrono::steady_clock::now();
     sc::Report rep;
     try {
       rep = sc::run_npu(s, tp, ro);
-    } catch (const rtl::GemvMismatch& e) {
+    } catch (const rtl::RtlMismatch& e) {
       // The RTL and the functional core differ: a finding, not bad input.
       std::fprintf(stderr, "n3 sim: %s\n", e.what());
       written.commit();  // only the waveform is written so far
       return kExitDiffer;
     }
-    if (!rtl.empty()) rtl::print_gemv_comparison(rtl::gemv_rtl_records(), stderr);
+    rtl::print_rtl_summaries(rtl_units, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                             stderr);
 #else
     const sc::Report rep = sc::run_npu(s, tp, ro);
 #endif

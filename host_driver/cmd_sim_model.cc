@@ -20,8 +20,9 @@
 #include "host_driver/cli_util.h"
 #include "runtime/device_compiled.h"
 #include "runtime/device_systemc.h"
-#ifdef N3_HAVE_RTL_GEMV
-#include "rtl_bridge/gemv_unit.h"
+#include "host_driver/rtl_option.h"
+#ifdef N3_HAVE_RTL
+#include "rtl_bridge/rtl_units.h"
 #endif
 
 namespace n3::cli {
@@ -69,12 +70,12 @@ int cmd_sim_model(const Args& a) {
       "stats", po::value(&stats), "systemc: statistics JSON summed over every program run")(
       "trace", po::value(&trace), "systemc: Chrome/Perfetto trace JSON, one track per unit")(
       "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace")(
-      "rtl", po::value(&rtl), "systemc: run these engines on the Verilated RTL (gemv)")(
-      "rtl-vcd", po::value(&rtl_vcd), "systemc --rtl: the RTL's waveform (VCD)");
+      "rtl", po::value(&rtl), "systemc: run these engines on their Verilated RTL, a comma list (gemv, dma)")(
+      "rtl-vcd", po::value(&rtl_vcd), "systemc --rtl: the RTL waveform (VCD; with several units one file per unit, F.gemv.vcd ...)");
   po::variables_map vm;
   if (!parse_args("sim", a, d, {}, vm,
                   "n3 sim --backend func|systemc --model M [--hw H.yaml] --ids P.npy [--feed F.npy] --dump DIR [--chunk N]\n"
-                  "       [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]] [--rtl gemv] (systemc)"))
+                  "       [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]] [--rtl gemv,dma [--rtl-vcd F]] (systemc)"))
     return kExitOk;
   require(backend == "func" || backend == "systemc", "--backend must be func or systemc (is '" + backend + "')");
   require(chunk >= 0, "--chunk must be >= 0");
@@ -88,10 +89,10 @@ int cmd_sim_model(const Args& a) {
   require(timing_only || !dump.empty(), "n3 sim --model: give --dump DIR (or --timing-only)");
   require(timing_only || !is_model_yaml(model), "n3 sim --model " + model + ": a model YAML has no weights; add --timing-only");
   require(!vm.count("trace-aggregate") || !trace.empty(), "--trace-aggregate needs --trace T.json");
-  require(rtl.empty() || rtl == "gemv", "--rtl: the RTL units that can replace an engine are: gemv (is '" + rtl + "')");
+  const std::vector<std::string> rtl_units = parse_rtl_list(rtl);
   require(rtl.empty() || systemc, "--rtl needs --backend systemc");
   require(rtl.empty() || !timing_only, "--rtl needs the data: drop --timing-only");
-  require(rtl_vcd.empty() || !rtl.empty(), "--rtl-vcd needs --rtl gemv");
+  require(rtl_vcd.empty() || !rtl.empty(), "--rtl-vcd needs --rtl (gemv, dma)");
 #ifndef N3_HAVE_SYSTEMC
   require(!systemc, "--backend systemc: this n3 was built without SystemC (pkg-config systemc not found)");
 #endif
@@ -110,7 +111,7 @@ int cmd_sim_model(const Args& a) {
                                : vm.count("trace-aggregate") ? sc::TraceMode::Aggregate
                                                              : sc::TraceMode::Plain;
     run = std::make_shared<SystemcRunner>(load_hw_config(hw), keep, !stats.empty() || (timing_only && !dump.empty()), true);
-    if (!rtl.empty()) run->use_rtl_gemv(rtl_vcd);
+    if (!rtl.empty()) run->use_rtl(rtl_units, rtl_vcd);
   }
   std::unique_ptr<Device> dev = run ? make_systemc_device(opt, run) : make_func_device(opt);
   auto cycles = [&]() { return run ? run->totals().cycles(run->totals().total_ps) : -1.0; };
@@ -130,27 +131,24 @@ int cmd_sim_model(const Args& a) {
   // The RTL's waveform: removed on bad input, kept when the RTL differs (it
   // is what shows why), like every output at the end.
   OutputGuard waveform;
-  if (!rtl_vcd.empty()) waveform.add(rtl_vcd);
-#ifdef N3_HAVE_RTL_GEMV
+#ifdef N3_HAVE_RTL
+  for (const std::string& u : rtl_units)
+    if (!rtl_vcd.empty()) waveform.add(rtl::rtl_vcd_path(rtl_vcd, u, rtl_units.size()));
+#endif
+#ifdef N3_HAVE_RTL
   try {
 #endif
     run_prompt(*dev, dev->open_sequence(), ids, 0, feed, r,
                [&](size_t i) { progress.step("decode step", i + 1, feed.size(), cycles()); });
-#ifdef N3_HAVE_RTL_GEMV
-  } catch (const rtl::GemvMismatch& e) {
+#ifdef N3_HAVE_RTL
+  } catch (const rtl::RtlMismatch& e) {
     // The RTL and the functional core differ: a finding, not bad input.
     std::fprintf(stderr, "n3 sim: %s\n", e.what());
     waveform.commit();
     return kExitDiffer;
   }
-  if (!rtl.empty()) {
-    rtl::print_gemv_comparison(rtl::gemv_rtl_records(), stderr);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double rtl_cycles = 0;
-    for (const rtl::GemvInsnRecord& g : rtl::gemv_rtl_records()) rtl_cycles += g.rtl_cycles;
-    std::fprintf(stderr, "rtl gemv: %.2f s wall, %.0f RTL cycles simulated (%.0f cycles per wall second)\n", wall,
-                 rtl_cycles, rtl_cycles / wall);
-  }
+  rtl::print_rtl_summaries(rtl_units, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                           stderr);
 #endif
 
   // Outputs only after every program ran, and all or none of them.

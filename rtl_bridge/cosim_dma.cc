@@ -18,21 +18,26 @@
 #include "base/error.h"
 #include "rtl_bridge/cosim.h"
 #include "rtl_bridge/dma_rtl.h"
+#include "rtl_bridge/dma_unit.h"
+#include "rtl_bridge/dma_unit.h"
 #include "rtl_bridge/dma_vectors.h"
 #include "sim/func_sim.h"
 #include "sim/systemc/timing.h"
 
 namespace n3::rtl {
 
-namespace {
+// The SystemC model's DMA duration for one instruction on an idle machine
+// (sim/systemc/engines.cc DmaUnit::model): setup, then the src read and the
+// dst write side by side, each a DDR transfer (latency + occupancy through
+// dma_hp_ports HP ports) or an L2 port transfer, and no less than the
+// engine's own clocks (timing::dma_cycles). In core clocks.
+double dma_model_cycles(const timing::Params& p, const sim::Issued& in, const sim::View* src, const sim::View& dst) {
+  return std::max(dma_memory_cycles(p, src, dst), timing::dma_cycles(p, in));
+}
 
-// The SystemC model's memory-side DMA time for one instruction on an idle
-// machine (sim/systemc/engines.cc DmaUnit::model): the src read and the dst
-// write side by side, each a DDR transfer (latency + occupancy through
-// dma_hp_ports HP ports) or an L2 port transfer, in core clocks. The cosim's
-// memory answers the next clock, so this is printed (verbose) but not
-// compared: the table compares the engine's own bound, timing::dma_cycles.
-double memory_cycles(const timing::Params& p, const sim::View* src, const sim::View& dst) {
+// The memory side alone. The cosim's memory answers the next clock, so the
+// cosim prints this (verbose) but compares the engine's own bound.
+double dma_memory_cycles(const timing::Params& p, const sim::View* src, const sim::View& dst) {
   auto move = [&](const sim::View& v) {
     const int64_t bytes = timing::view_bytes(v);
     if (!bytes) return 0.0;
@@ -43,6 +48,8 @@ double memory_cycles(const timing::Params& p, const sim::View* src, const sim::V
   const double t = std::max(src ? move(*src) : 0.0, move(dst));
   return double(p.timing.dma_setup_cycles.value) + t / p.core_ps();
 }
+
+namespace {
 
 // Cycle-table row of a vector: the conversion family (copy, copy of scaled
 // rows, float / int32 / int4 / int8 -> float, float -> int8, memset),
@@ -141,7 +148,7 @@ struct Harness : sc_core::sc_module {
     // The engine's clocks by the model's formula (DmaUnit's compute bound):
     // with this memory, the RTL must take exactly these.
     const double formula = timing::dma_cycles(params_, in);
-    const double memory = memory_cycles(params_, g.memset ? nullptr : &g.src, g.dst);
+    const double memory = dma_memory_cycles(params_, g.memset ? nullptr : &g.src, g.dst);
     static const bool verbose = std::getenv("N3_COSIM_DMA_VERBOSE") != nullptr;
     if (verbose)
       log_ << "vector " << index << " " << g.conv << " class " << g.cls << " elements " << g.dst.numel() << " jobs "

@@ -146,7 +146,7 @@ void DmaRtl::clock() {
   }
 }
 
-DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem) {
+DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing) {
   const std::vector<DmaJob> jobs = cut(in);
   clock_on_ = true;
   clock_go_.notify(sc_core::SC_ZERO_TIME);
@@ -179,9 +179,13 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem) {
   struct Burst {
     uint64_t addr;
     int beats, done;
+    double ready_ps;  // its data are there (DmaMemTiming), reads only
   };
   std::deque<Burst> rq, wq;
+  std::deque<double> b_ready_ps;  // per completed write burst: when its response may go
   int b_pending = 0;
+  // The coming rising edge: a beat served now is taken then.
+  auto edge_ps = [this] { return (sc_core::sc_time_stamp() + period_ / 2).to_seconds() * 1e12; };
   bool r_valid = false, b_valid = false;
   bool cmd_fire = false, ar_fire = false, r_fire = false, aw_fire = false, w_fire = false, b_fire = false,
        done_fire = false;
@@ -206,7 +210,12 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem) {
       p.cmd_valid = false;
       if (m_first < 0) m_first = m;
     }
-    if (ar_fire) rq.push_back(ar_burst);
+    if (ar_fire) {
+      rq.push_back(ar_burst);
+      if (timing)
+        rq.back().ready_ps = timing->read_burst(space_of(ar_burst.addr), ar_burst.addr & low,
+                                                int64_t(ar_burst.beats) * kBB);
+    }
     if (r_fire) {
       r_valid = false;
       if (++rq.front().done == rq.front().beats) rq.pop_front();
@@ -229,6 +238,7 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem) {
         sm.write(at, &v, 1);
       }
       if (++b.done == b.beats) {
+        b_ready_ps.push_back(timing ? timing->write_burst(space_of(b.addr), b.addr & low, int64_t(b.beats) * kBB) : 0.0);
         wq.pop_front();
         ++b_pending;
       }
@@ -236,6 +246,7 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem) {
     if (b_fire) {
       b_valid = false;
       --b_pending;
+      b_ready_ps.pop_front();
     }
     if (done_fire) {
       ++done;
@@ -262,7 +273,14 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem) {
       p.cmd_konst = j.konst;
       p.cmd_valid = true;
     }
-    if (!r_valid && !rq.empty() && !stall()) {
+    // Memory timing: the front read burst's data, the oldest write's response.
+    const bool r_wait = !r_valid && !rq.empty() && rq.front().ready_ps > edge_ps();
+    const bool b_wait = !b_valid && b_pending > 0 && b_ready_ps.front() > edge_ps();
+    if (r_wait || b_wait) {
+      ++run.mem_wait_cycles;
+      m_active = m;  // waiting on the memory is no hang
+    }
+    if (!r_valid && !rq.empty() && !r_wait && !stall()) {
       const Burst& b = rq.front();
       const uint64_t a = b.addr + static_cast<uint64_t>(b.done) * kBB;
       const sim::SpaceMemory& sm = mem.space(space_of(a));
@@ -275,7 +293,7 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem) {
     }
     p.r_valid = r_valid;
     p.r_resp = 0;
-    if (!b_valid && b_pending > 0 && !stall()) b_valid = true;
+    if (!b_valid && b_pending > 0 && !b_wait && !stall()) b_valid = true;
     p.b_valid = b_valid;
     p.b_resp = 0;
     p.ar_ready = !stall();
@@ -291,8 +309,8 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem) {
     w_fire = p.w_valid.read() && p.w_ready.read();
     b_fire = b_valid && p.b_ready.read();
     done_fire = p.done_valid.read() && p.done_ready.read();
-    if (ar_fire) ar_burst = {p.ar_addr.read(), static_cast<int>(p.ar_len.read()) + 1, 0};
-    if (aw_fire) aw_burst = {p.aw_addr.read(), static_cast<int>(p.aw_len.read()) + 1, 0};
+    if (ar_fire) ar_burst = {p.ar_addr.read(), static_cast<int>(p.ar_len.read()) + 1, 0, 0.0};
+    if (aw_fire) aw_burst = {p.aw_addr.read(), static_cast<int>(p.aw_len.read()) + 1, 0, 0.0};
     if (w_fire) {
       w_data = p.w_data.read();
       w_strb = p.w_strb.read();

@@ -29,8 +29,21 @@ namespace n3::rtl {
 // with the SystemC model's timing (sim/systemc/timing.h).
 using DmaJob = timing::DmaJob;
 
+// The memory's timing behind the engine's channels (`n3 sim --rtl dma`: the
+// SystemC model's DDR / L2 units, rtl_bridge/dma_unit.cc). Each answers, for
+// one burst, the time (ps, absolute) from which its data are there: a read
+// burst's beats are served no sooner, a write burst's response (B) no
+// sooner. Called when the read burst's address is accepted, and when the
+// write burst's last beat is; `addr` is the space's own address.
+struct DmaMemTiming {
+  virtual ~DmaMemTiming() = default;
+  virtual double read_burst(isa::Space s, uint64_t addr, int64_t bytes) = 0;
+  virtual double write_burst(isa::Space s, uint64_t addr, int64_t bytes) = 0;
+};
+
 struct DmaRun {
   int64_t cycles = 0;  // core clocks from the first command transfer to the last completion, both counted
+  int64_t mem_wait_cycles = 0;  // clocks a read beat or a write response waited on DmaMemTiming
   int64_t jobs = 0;
   bool error_response = false;  // some job reported a non-OKAY response
 };
@@ -47,8 +60,9 @@ class DmaRtl : public sc_core::sc_module {
   // The engine's jobs for MEMCPY / MEMSET `in` (resolved views). Throws
   // n3::Error (one line) for an instruction the functional simulator traps on.
   static std::vector<DmaJob> cut(const sim::Issued& in);
-  // From an SC_THREAD: runs `in` on the RTL, reading and writing `mem`.
-  DmaRun run(const sim::Issued& in, sim::Memory& mem);
+  // From an SC_THREAD: runs `in` on the RTL, reading and writing `mem`;
+  // `timing` (may be null: data at once) times the bursts.
+  DmaRun run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing = nullptr);
   // Random stalls (cosim): each clock every ready / valid the memory model
   // drives (ar_ready, r_valid, aw_ready, w_ready, b_valid) and done_ready is
   // held low with probability p. 0 (the default): never.

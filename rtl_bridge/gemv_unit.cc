@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "rtl_bridge/gemv_rtl.h"
+#include "rtl_bridge/shadow.h"
 #include "sim/systemc/engines.h"
 
 namespace n3::rtl {
@@ -35,7 +36,7 @@ class RtlGemvUnit : public sc::MacUnit {
  public:
   SC_HAS_PROCESS(RtlGemvUnit);
   RtlGemvUnit(sc_core::sc_module_name n, sc::Context& c, const HwConfig& hw, const std::string& vcd)
-      : sc::MacUnit(n, c, 2), rtl_("rtl", hw, vcd), feed_(*this) {
+      : sc::MacUnit(n, c, 2), rtl_("rtl", hw, vcd), feed_(*this), shadow_(*this, 2, "rtl gemv") {
     SC_THREAD(feed_thread);
   }
 
@@ -43,13 +44,7 @@ class RtlGemvUnit : public sc::MacUnit {
   void before_exec(const sim::Issued& in) override {
     // The shadow memory holds what the engine reads: the operands as they
     // are before the functional core executes the instruction.
-    if (!shadow_) {
-      const sim::Memory& m = c_.sim->memory();
-      shadow_ = std::make_unique<sim::Memory>(sim::Capacities{m.space(Space::DDR).capacity(),
-                                                              m.space(Space::L2).capacity(),
-                                                              m.space(Space::WBUF).capacity()});
-    }
-    for (const char* f : {"src", "w"}) copy_view(in.op(f), /*to_shadow=*/true);
+    for (const char* f : {"src", "w"}) shadow_.load(c_.sim->memory(), in.op(f), in.pc);
   }
 
   Timed model(const sim::Issued& in) override {
@@ -62,14 +57,17 @@ class RtlGemvUnit : public sc::MacUnit {
     const double x_ready = move(in.op("src"), false, now + g.setup * clk, 1);
     start_stream(in, now, now + g.setup * clk);
     const double t0 = c_.now_ps();
-    GemvRun run = rtl_.run(in, *shadow_, feed_);
+    GemvRun run = rtl_.run(in, shadow_.memory(), feed_);
     inject(run);
     const double rtl_end = c_.now_ps();
     feed_.consumed_rows(in.op("w").rows);
     while (booked_ < tiles_.size()) sc_core::wait(booked_event_);  // the stream's last bookings
 
     compare(in, run);
-    copy_view(in.op("dst"), /*to_shadow=*/false, &run.out);
+    // The engine's results into the shadow, then through the debug transport.
+    const sim::View& y = in.op("dst");
+    for (int64_t r = 0; r < y.rows; ++r) sim::write_row(shadow_.memory(), y, r, run.out.data() + r * y.cols);
+    shadow_.store(y, in.pc);
     const double end = move(in.op("dst"), true, rtl_end, 1);
 
     // The timing model's prediction for the same tile arrivals.
@@ -127,45 +125,6 @@ class RtlGemvUnit : public sc::MacUnit {
     void consumed_rows(int64_t end) override { u.consumed(end); }
     RtlGemvUnit& u;
   };
-
-  // Copies a view's rows (data and scale records) between the functional
-  // core's memory and the shadow memory through the debug transport; with
-  // `values`, the engine's results are written into the shadow first.
-  void copy_view(const sim::View& v, bool to_shadow, const std::vector<float>* values = nullptr) {
-    if (!v.present()) return;
-    if (values)
-      for (int64_t r = 0; r < v.rows; ++r) sim::write_row(*shadow_, v, r, values->data() + r * v.cols);
-    std::vector<uint8_t> buf;
-    auto one = [&](uint64_t addr, int64_t n) {
-      if (n <= 0) return;
-      buf.resize(static_cast<size_t>(n));
-      if (!to_shadow) shadow_->space(v.d.space).read(addr, buf.data(), uint64_t(n));
-      debug(v.d.space, addr, buf.data(), n, !to_shadow);
-      if (to_shadow) shadow_->space(v.d.space).write(addr, buf.data(), uint64_t(n));
-    };
-    for (int64_t r = 0; r < v.rows; ++r) {
-      one(v.row_addr(r), v.row_bytes());
-      if (v.scaled()) one(v.scale_addr(r), v.scale_bytes());
-    }
-  }
-
-  void debug(Space space, uint64_t addr, uint8_t* data, int64_t n, bool write) {
-    sc::XferExt x;
-    x.engine = engine_;
-    x.pc = cur_ ? cur_->pc : 0;
-    x.space = int(space);
-    tlm::tlm_generic_payload t;
-    t.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    t.set_address(addr);
-    t.set_data_ptr(data);
-    t.set_data_length(static_cast<unsigned>(n));
-    t.set_streaming_width(static_cast<unsigned>(n));
-    t.set_extension(&x);
-    const unsigned got = space == Space::DDR ? ddr->transport_dbg(t) : l2->transport_dbg(t);
-    t.clear_extension(&x);
-    require(got == unsigned(n), "rtl gemv: debug transport of " + std::to_string(n) + " bytes at 0x" +
-                                    std::to_string(addr) + " refused");
-  }
 
   // The weight operand's stream: DDR tiles booked by feed_thread through the
   // weight buffers, or (on chip) every row ready after one L2 read.
@@ -268,7 +227,7 @@ class RtlGemvUnit : public sc::MacUnit {
 
   GemvRtl rtl_;
   Feed feed_;
-  std::unique_ptr<sim::Memory> shadow_;
+  Shadow shadow_;
   std::vector<Tile> tiles_;
   size_t booked_ = 0;
   bool ddr_stream_ = false, w_on_l2_ = false;
@@ -282,10 +241,10 @@ class RtlGemvUnit : public sc::MacUnit {
 
 void use_rtl_gemv(sc::RunOptions* o, const HwConfig& hw, const std::string& vcd) {
   const HwConfig h = hw;
-  o->gemv_unit = [h, vcd](sc_core::sc_module_name n, sc::Context& c) -> std::unique_ptr<sc::MacUnit> {
+  o->gemv_unit.make = [h, vcd](sc_core::sc_module_name n, sc::Context& c) -> std::unique_ptr<sc::MacUnit> {
     return std::make_unique<RtlGemvUnit>(n, c, h, vcd);
   };
-  o->gemv_unit_name = "rtl";
+  o->gemv_unit.name = "rtl";
 }
 
 void print_gemv_comparison(const std::vector<GemvInsnRecord>& recs, std::FILE* out) {

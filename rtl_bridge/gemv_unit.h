@@ -21,15 +21,15 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
 #include "golden/hw_config.h"
+#include "rtl_bridge/shadow.h"
 #include "sim/systemc/npu.h"
 
 namespace n3::rtl {
 
 // The first GEMV result on which the RTL and the functional core differ.
-struct GemvMismatch : Error {
-  explicit GemvMismatch(const std::string& what) : Error(what) {}
+struct GemvMismatch : RtlMismatch {
+  explicit GemvMismatch(const std::string& what) : RtlMismatch(what) {}
 };
 
 // One GEMV instruction run on the RTL engine.

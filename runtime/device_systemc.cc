@@ -5,8 +5,8 @@
 #ifdef N3_HAVE_SYSTEMC
 #include "sim/systemc/npu.h"
 #endif
-#ifdef N3_HAVE_RTL_GEMV
-#include "rtl_bridge/gemv_unit.h"
+#ifdef N3_HAVE_RTL
+#include "rtl_bridge/rtl_units.h"
 #endif
 
 namespace n3 {
@@ -17,13 +17,14 @@ SystemcRunner::SystemcRunner(const HwConfig& hw, sc::TraceMode keep, bool record
     : params_(timing::load_params(hw)), keep_(keep), record_slices_(record_slices || keep != sc::TraceMode::None),
       progress_(progress) {}
 
-void SystemcRunner::use_rtl_gemv(const std::string& vcd) {
-#ifdef N3_HAVE_RTL_GEMV
-  rtl_gemv_ = true;
+void SystemcRunner::use_rtl(const std::vector<std::string>& units, const std::string& vcd) {
+#ifdef N3_HAVE_RTL
+  rtl_units_ = units;
   rtl_vcd_ = vcd;
 #else
   (void)vcd;
-  throw Error("--rtl gemv: this n3 was built without Verilator: the RTL units are left out (docs/rtl.md)");
+  if (!units.empty())
+    throw Error("--rtl " + units[0] + ": this n3 was built without Verilator: the RTL units are left out (docs/rtl.md)");
 #endif
 }
 
@@ -32,8 +33,8 @@ CompiledModel::Runner SystemcRunner::runner() {
     sc::RunOptions o;
     o.trace = record_slices_;
     o.progress = progress_;
-#ifdef N3_HAVE_RTL_GEMV
-    if (rtl_gemv_) rtl::use_rtl_gemv(&o, params_, rtl_vcd_);
+#ifdef N3_HAVE_RTL
+    rtl::use_rtl_units(&o, params_, rtl_units_, rtl_vcd_);
 #endif
     const sc::Report r = sc::run_npu(s, params_, o);
     auto it = sections_.find(&c);

@@ -25,10 +25,10 @@ class SystemcRunner {
   // keep: what the trace keeps of each run's slices; progress: run_npu's
   // progress line inside long programs.
   SystemcRunner(const HwConfig& hw, sc::TraceMode keep, bool record_slices, bool progress);
-  // Runs the GEMV engine's instructions on the Verilated RTL (rtl_bridge/,
-  // docs/rtl.md), its waveform to `vcd` ("" none); throws where n3 was built
-  // without Verilator.
-  void use_rtl_gemv(const std::string& vcd);
+  // Runs the instructions of the engines `units` names ("gemv", "dma") on
+  // their Verilated RTL (rtl_bridge/, docs/rtl.md), the waveforms to `vcd`
+  // ("" none; rtl::rtl_vcd_path); throws where n3 was built without them.
+  void use_rtl(const std::vector<std::string>& units, const std::string& vcd);
   // The runner shares this object's totals: it must outlive the model using it.
   CompiledModel::Runner runner();
   const sc::Totals& totals() const { return totals_; }
@@ -39,7 +39,7 @@ class SystemcRunner {
   timing::Params params_;
   sc::TraceMode keep_;
   bool record_slices_, progress_;
-  bool rtl_gemv_ = false;
+  std::vector<std::string> rtl_units_;
   std::string rtl_vcd_;
   sc::Totals totals_;
   sim::Stats counts_;

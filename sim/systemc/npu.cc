@@ -101,8 +101,9 @@ struct Top : sc_core::sc_module {
         ddr("ddr_hp", c),
         l2("l2", c),
         wbuf("wbuf", c),
-        dma("dma", c),
-        gemv_unit(o.gemv_unit ? o.gemv_unit("gemv", c) : std::make_unique<MacUnit>("gemv", c, 2)),
+        dma_unit(o.dma_unit.make ? o.dma_unit.make("dma", c) : std::make_unique<DmaUnit>("dma", c)),
+        dma(*dma_unit),
+        gemv_unit(o.gemv_unit.make ? o.gemv_unit.make("gemv", c) : std::make_unique<MacUnit>("gemv", c, 2)),
         gemv(*gemv_unit),
         gemm("gemm", c, 3),
         sfu("sfu", c),
@@ -121,7 +122,8 @@ struct Top : sc_core::sc_module {
   DdrHp ddr;
   L2 l2;
   WeightBuffer wbuf;  // shared by the GEMV and GEMM weight streams
-  DmaUnit dma;
+  std::unique_ptr<DmaUnit> dma_unit;  // the timing model's, or an RTL unit
+  DmaUnit& dma;
   std::unique_ptr<MacUnit> gemv_unit;  // the timing model's, or an RTL unit
   MacUnit& gemv;
   MacUnit gemm;
@@ -138,7 +140,7 @@ namespace {
 struct Elaborated {
   std::unique_ptr<Context> c;
   std::unique_ptr<Top> top;
-  std::string gemv_unit_name;
+  std::string design;  // RunOptions::design() of the elaboration
   bool broken = false;  // a trap or deadlock left units mid-instruction
 };
 Elaborated& elaborated() {
@@ -157,10 +159,10 @@ Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
     el.c = std::make_unique<Context>();
     el.c->p = p;
     el.top = std::make_unique<Top>("npu", *el.c, o);
-    el.gemv_unit_name = o.gemv_unit_name;
+    el.design = o.design();
   }
-  require(el.gemv_unit_name == o.gemv_unit_name, "n3 sim --backend systemc: the model was elaborated with the '" +
-                                                     el.gemv_unit_name + "' GEMV unit; one design per process");
+  require(el.design == o.design(), "n3 sim --backend systemc: the model was elaborated with units '" + el.design +
+                                       "', not '" + o.design() + "'; one design per process");
   require(el.c->p.name == p.name && el.c->p.clocks.core_mhz.value == p.clocks.core_mhz.value &&
               el.c->p.timing.queue_depth.value == p.timing.queue_depth.value,
           "n3 sim --backend systemc: the model was elaborated for hardware '" + el.c->p.name + "'; one design point per process");

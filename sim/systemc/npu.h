@@ -17,18 +17,28 @@
 
 namespace n3::sc {
 
+class DmaUnit;
 class MacUnit;
 struct Context;
+
+// Which unit plays one engine: null `make` for the timing model's; the RTL
+// bridge (rtl_bridge/gemv_unit.h, dma_unit.h) supplies one that runs a
+// Verilated engine in the unit's place (same queue, tokens and sockets).
+// Part of the elaboration: `name` must not change between the runs of one
+// process.
+template <class Unit>
+struct UnitChoice {
+  std::function<std::unique_ptr<Unit>(sc_core::sc_module_name, Context&)> make;
+  std::string name = "model";
+};
 
 struct RunOptions {
   bool trace = false;      // record one slice per instruction
   bool progress = false;   // a progress line on stderr during long runs
-  // The GEMV engine's unit: null for the timing model (MacUnit); the RTL
-  // bridge (rtl_bridge/gemv_unit.h) supplies one that runs the Verilated
-  // engine. Part of the elaboration: `gemv_unit_name` must not change
-  // between the runs of one process.
-  std::function<std::unique_ptr<MacUnit>(sc_core::sc_module_name, Context&)> gemv_unit;
-  std::string gemv_unit_name = "model";
+  UnitChoice<MacUnit> gemv_unit;  // the GEMV engine
+  UnitChoice<DmaUnit> dma_unit;   // the DMA engine
+  // The elaborated design, for the one-design-per-process check.
+  std::string design() const { return "gemv " + gemv_unit.name + ", dma " + dma_unit.name; }
 };
 
 struct UnitReport {

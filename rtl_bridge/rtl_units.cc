@@ -1,0 +1,52 @@
+#include "rtl_bridge/rtl_units.h"
+
+#include "base/error.h"
+#ifdef N3_HAVE_RTL_GEMV
+#include "rtl_bridge/gemv_unit.h"
+#endif
+#ifdef N3_HAVE_RTL_DMA
+#include "rtl_bridge/dma_unit.h"
+#endif
+
+namespace n3::rtl {
+
+void use_rtl_units(sc::RunOptions* o, const HwConfig& hw, const std::vector<std::string>& units, const std::string& vcd) {
+  for (const std::string& u : units) {
+    const std::string wave = vcd.empty() ? "" : rtl_vcd_path(vcd, u, units.size());
+#ifdef N3_HAVE_RTL_GEMV
+    if (u == "gemv") {
+      use_rtl_gemv(o, hw, wave);
+      continue;
+    }
+#endif
+#ifdef N3_HAVE_RTL_DMA
+    if (u == "dma") {
+      use_rtl_dma(o, hw, wave);
+      continue;
+    }
+#endif
+    throw Error("--rtl " + u + ": this n3 was built without that RTL unit (docs/rtl.md)");
+  }
+}
+
+void print_rtl_summaries(const std::vector<std::string>& units, double wall_s, std::FILE* out) {
+  for (const std::string& u : units) {
+    double cycles = 0;
+#ifdef N3_HAVE_RTL_GEMV
+    if (u == "gemv") {
+      print_gemv_comparison(gemv_rtl_records(), out);
+      for (const GemvInsnRecord& g : gemv_rtl_records()) cycles += g.rtl_cycles;
+    }
+#endif
+#ifdef N3_HAVE_RTL_DMA
+    if (u == "dma") {
+      print_dma_comparison(dma_rtl_records(), out);
+      for (const DmaInsnRecord& d : dma_rtl_records()) cycles += d.rtl_cycles;
+    }
+#endif
+    std::fprintf(out, "rtl %s: %.2f s wall, %.0f RTL cycles simulated (%.0f cycles per wall second)\n", u.c_str(),
+                 wall_s, cycles, wall_s > 0 ? cycles / wall_s : 0.0);
+  }
+}
+
+}  // namespace n3::rtl

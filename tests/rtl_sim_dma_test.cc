@@ -1,0 +1,167 @@
+// The RTL DMA engine inside the SystemC model (`n3 sim --backend systemc
+// --rtl dma`, and with the GEMV engine `--rtl gemv,dma`; docs/rtl.md "The
+// DMA bridge"): the tiny model's prompt plus decode steps gives every dumped
+// tensor byte-identical to `n3 golden --numerics npu` with every DMA
+// instruction run on the RTL; a difference stops the run naming the
+// instruction, the tensor and the element; the unit list is checked; the
+// programs' memory is the functional core's and each unit writes a waveform.
+// The DMA cycles are printed against the model, not yet held to 2 %: the
+// DMA RTL and its model are being recalibrated.
+#if defined(N3_HAVE_RTL_DMA) && defined(N3_HAVE_RTL_GEMV)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "base/npy.h"
+#include "sim/memory.h"
+#include "tests/test_util.h"
+
+namespace n3::test {
+namespace {
+
+std::string tiny_io(const std::string& dir, int prompt, int steps) {
+  std::vector<int32_t> ids, feed;
+  for (int i = 0; i < prompt; ++i) ids.push_back((i * 37 + 5) % 256);
+  for (int i = 0; i < steps; ++i) feed.push_back((i * 7 + 3) % 256);
+  write_npy_i32(dir + "/ids.npy", ids);
+  write_npy_i32(dir + "/feed.npy", feed);
+  return " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force";
+}
+
+// "rtl dma: 389 instructions compared byte for byte" -> 389 (-1: none).
+long long dma_compared(const std::string& err) {
+  std::smatch m;
+  if (!std::regex_search(err, m, std::regex("rtl dma: ([0-9]+) instructions compared byte for byte"))) return -1;
+  return std::stoll(m[1]);
+}
+
+TEST(RtlSimDma, TinyPromptAndDecodeMatchGoldenWithDmaAloneAndWithGemv) {
+  const std::string dir = temp_dir("rtl_sim_dma_tiny");
+  const std::string io = tiny_io(dir, 13, 8);
+  RunResult g = run_n3("golden --numerics npu" + io + " --dump " + dir + "/ref");
+  ASSERT_EQ(g.status, 0) << g.err;
+  for (const std::string units : {"gemv,dma", "dma"}) {
+    const std::string tag = units == "dma" ? "dma" : "both", cand = dir + "/" + tag;
+    RunResult s = run_n3("sim --backend systemc --rtl " + units + io + " --dump " + cand + " --stats " + cand + ".json");
+    ASSERT_EQ(s.status, 0) << s.err;
+    RunResult d = run_n3("diff " + cand + " " + dir + "/ref");
+    EXPECT_EQ(d.status, 0) << units << ":\n" << d.out << d.err;
+    EXPECT_NE(d.out.find("reference-only=0"), std::string::npos) << d.out;
+    // Every DMA instruction the run executed went through the RTL and was compared.
+    const auto stats = nlohmann::json::parse(read_file_text(cand + ".json"));
+    const long long dma = stats.at("counts").at("instructions").at("DMA").get<long long>();
+    EXPECT_GT(dma, 0);
+    EXPECT_EQ(dma_compared(s.err), dma) << s.err;
+    EXPECT_NE(s.err.find("rtl dma: per-instruction |model - rtl| / rtl"), std::string::npos) << s.err;
+    EXPECT_TRUE(std::regex_search(s.err, std::regex("rtl dma: [0-9.]+ s wall, [0-9]+ RTL cycles simulated "
+                                                    "\\([0-9]+ cycles per wall second\\)")))
+        << s.err;
+    // The GEMV engine is on the RTL exactly when the list names it.
+    EXPECT_EQ(s.err.find("rtl gemv: per-instruction") != std::string::npos, units == "gemv,dma") << s.err;
+    std::printf("--rtl %s:\n%s", units.c_str(), s.err.c_str());
+  }
+}
+
+// A difference between the RTL and the functional core stops the run at the
+// first one, naming the instruction, the tensor and the element (exit 1),
+// with no partial output.
+TEST(RtlSimDma, AMismatchStopsTheRunNamingInstructionTensorAndElement) {
+  const std::string dir = temp_dir("rtl_sim_dma_inject");
+  const std::string io = tiny_io(dir, 5, 2);
+  setenv("N3_RTL_DMA_INJECT", "3", 1);  // flip a bit of the 4th DMA instruction's first dst byte
+  RunResult s = run_n3("sim --backend systemc --rtl gemv,dma" + io + " --dump " + dir + "/out");
+  unsetenv("N3_RTL_DMA_INJECT");
+  EXPECT_EQ(s.status, 1) << s.err;
+  EXPECT_TRUE(std::regex_search(s.err, std::regex("n3 sim: rtl dma: instruction [0-9]+ \\((memcpy|memset)[^)]*, "
+                                                  "dynamic #[0-9]+\\), dst '[^']+' \\[[0-9]+,[0-9]+\\] [a-z0-9]+ "
+                                                  "[a-z0-9]+, element \\[0, 0\\] \\(byte 0 of the row\\): rtl 0x[0-9a-f]{2}, "
+                                                  "functional 0x[0-9a-f]{2}\n")))
+      << s.err;
+  EXPECT_FALSE(file_exists(dir + "/out")) << "no partial output";
+  // Without the injection the same run passes: the difference was the injected one.
+  RunResult ok = run_n3("sim --backend systemc --rtl gemv,dma" + io + " --dump " + dir + "/out");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+TEST(RtlSimDma, RefusesBadUnitListsInOneLine) {
+  const std::string dir = temp_dir("rtl_sim_dma_refuse");
+  const std::string io = " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --dump " + dir + "/a";
+  write_npy_i32(dir + "/ids.npy", {1, 2, 3});
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"sim --backend systemc --rtl gemv,sfu" + io, "not built yet"},
+      {"sim --backend systemc --rtl dma,foo" + io, "'foo'"},
+      {"sim --backend systemc --rtl dma,dma" + io, "given twice"},
+      {"sim --backend systemc --rtl gemv," + io, "''"},
+      {"sim --backend func --rtl dma" + io, "needs --backend systemc"},
+      {"sim --backend systemc --rtl gemv,dma --timing-only --model " + tiny_n3w() + " --ids " + dir + "/ids.npy",
+       "drop --timing-only"},
+      {"sim --backend systemc --rtl-vcd " + dir + "/w.vcd" + io, "--rtl-vcd needs --rtl"},
+  };
+  for (const auto& [cmd, why] : bad) {
+    RunResult r = run_n3(cmd);
+    EXPECT_EQ(r.status, 2) << cmd << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << cmd << "\n" << r.err;
+    EXPECT_FALSE(file_exists(dir + "/a")) << cmd;
+  }
+}
+
+// A program with MEMCPYs and GEMVs (attention_decode) on random data: the
+// memory with the RTL DMA (alone, and with the RTL GEMV) is the functional
+// core's; with two units `--rtl-vcd W.vcd` writes W.gemv.vcd and W.dma.vcd.
+TEST(RtlSimDma, ExampleProgramGivesTheFunctionalCoresMemoryAndAWaveformPerUnit) {
+  const std::string dir = temp_dir("rtl_sim_dma_prog"), ex = "attention_decode";
+  ASSERT_EQ(run_n3("asm " + source_dir() + "/isa/examples/" + ex + ".s -o " + dir + "/p.n3p").status, 0);
+  std::vector<sim::ImageRegion> regions;
+  const std::string text = read_file_text(source_dir() + "/isa/examples/" + ex + ".s");
+  const std::regex reg(R"(\.region (\S+) space=(\w+) role=(\w+) base=(0x[0-9a-f]+) size=(0x[0-9a-f]+))");
+  uint32_t s = 777;
+  for (std::sregex_iterator it(text.begin(), text.end(), reg), end; it != end; ++it) {
+    const std::string role = (*it)[3];
+    if (role == "output" || role == "scratch") continue;
+    sim::ImageRegion r;
+    r.space = (*it)[2] == "ddr" ? isa::Space::DDR : isa::Space::L2;
+    r.name = (*it)[1];
+    r.addr = std::stoull((*it)[4], nullptr, 16);
+    const size_t n = std::stoull((*it)[5], nullptr, 16);
+    for (size_t i = 0; i < n; i += 2) {  // small 16-bit floats
+      s = s * 1103515245u + 12345u;
+      const uint16_t h = uint16_t(0x3000 + ((s >> 8) & 0x0fff)) | uint16_t((s >> 4) & 0x8000);
+      r.bytes.push_back(char(h & 0xff));
+      r.bytes.push_back(char(h >> 8));
+    }
+    r.bytes.resize(n);
+    regions.push_back(r);
+  }
+  ASSERT_FALSE(regions.empty());
+  sim::write_image(dir + "/p.img", regions);
+  const std::string run = "sim --program " + dir + "/p.n3p --mem-in " + dir + "/p.img";
+  RunResult f = run_n3(run + " --backend func --mem-out " + dir + "/func.img");
+  ASSERT_EQ(f.status, 0) << f.err;
+  RunResult d = run_n3(run + " --backend systemc --rtl dma --mem-out " + dir + "/dma.img");
+  ASSERT_EQ(d.status, 0) << d.err;
+  EXPECT_EQ(read_file_bytes(dir + "/dma.img"), read_file_bytes(dir + "/func.img"));
+  EXPECT_GT(dma_compared(d.err), 0) << d.err;
+  RunResult b = run_n3(run + " --backend systemc --rtl dma,gemv --rtl-vcd " + dir + "/w.vcd --mem-out " + dir +
+                       "/both.img");
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(read_file_bytes(dir + "/both.img"), read_file_bytes(dir + "/func.img"));
+  EXPECT_FALSE(file_exists(dir + "/w.vcd")) << "two units: one file each";
+  for (const std::string unit : {"gemv", "dma"}) {
+    const std::string vcd = read_file_text(dir + "/w." + unit + ".vcd");
+    EXPECT_EQ(vcd.rfind("$", 0), 0u) << unit << ": a VCD starts with a $ section";
+    EXPECT_NE(vcd.find("$enddefinitions"), std::string::npos) << unit;
+    EXPECT_NE(vcd.find("npu." + unit + ".rtl"), std::string::npos) << unit << ": the unit's own model";
+  }
+}
+
+}  // namespace
+}  // namespace n3::test
+#endif  // N3_HAVE_RTL_DMA && N3_HAVE_RTL_GEMV
