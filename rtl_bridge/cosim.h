@@ -7,6 +7,8 @@
 // Slurm or LSF array job, checks exactly the vectors of the unsplit run; the
 // shards' JSON reports merge with `n3 cosim --merge`.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <ostream>
@@ -32,6 +34,12 @@ struct ShapeCycles {
   double rtl_cycles = 0;    // summed over the vectors of the class
   double model_cycles = 0;  // summed likewise
   double worst_rel = 0;     // largest |rtl - model| / rtl of one vector
+  void add(double rtl, double model) {  // one vector (or segment) of the class
+    ++count;
+    rtl_cycles += rtl;
+    model_cycles += model;
+    if (rtl > 0) worst_rel = std::max(worst_rel, std::abs(rtl - model) / rtl);
+  }
 };
 
 struct CosimReport {

@@ -544,13 +544,10 @@ class Bench : public sc_core::sc_module {
     lat_max_ = std::max(lat_max_, cycle_ - f.in_cycle);
     const int64_t seg_size = std::min<int64_t>(kSegment, int64_t(idx_.size()) - seg * kSegment);
     if (seg_count_ == seg_size) {
+      // A segment of seg_count_ words counts as that many vectors.
       ShapeCycles& s = r_.cycles["decode"];
-      const double rtl = double(cycle_ - seg_first_ + 1);
-      const double model = double(seg_count_ * dispatch_cycles_);
-      s.count += seg_count_;
-      s.rtl_cycles += rtl;
-      s.model_cycles += model;
-      s.worst_rel = std::max(s.worst_rel, std::abs(rtl - model) / rtl);
+      s.add(double(cycle_ - seg_first_ + 1), double(seg_count_ * dispatch_cycles_));
+      s.count += seg_count_ - 1;
     }
   }
 

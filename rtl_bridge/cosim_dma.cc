@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "rtl_bridge/cosim.h"
+#include "sim/systemc/npu.h"
 #include "rtl_bridge/dma_rtl.h"
 #include "rtl_bridge/dma_unit.h"
 #include "rtl_bridge/dma_unit.h"
@@ -155,12 +156,7 @@ struct Harness : sc_core::sc_module {
            << run.jobs << " rtl " << run.cycles << " formula " << formula << " memory " << memory << (g.stall > 0 ? " (stalls)" : "")
            << (bad.empty() ? "" : " MISMATCH") << "\n";
     if (g.stall == 0) {
-      ShapeCycles& c = rep_.cycles[shape_key(g)];
-      const double rtl = double(run.cycles);
-      ++c.count;
-      c.rtl_cycles += rtl;
-      c.model_cycles += formula;
-      c.worst_rel = std::max(c.worst_rel, rtl > 0 ? std::abs(rtl - formula) / rtl : 0.0);
+      rep_.cycles[shape_key(g)].add(double(run.cycles), formula);
     }
     if (rep_.run % 100000 == 0) log_ << "cosim dma: " << rep_.run << " vectors, " << rep_.mismatches << " mismatches\n";
   }
@@ -178,9 +174,7 @@ struct Harness : sc_core::sc_module {
 CosimReport cosim_dma(const CosimOptions& o, std::ostream& log) {
   const HwConfig hw = load_hw_config(o.hw);
   CosimReport rep;
-  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
+  sc::quiet_reports();
   Harness h("cosim", o, hw, log, rep);
   sc_core::sc_start();
   if (h.error_) std::rethrow_exception(h.error_);

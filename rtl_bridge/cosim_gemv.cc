@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "rtl_bridge/cosim.h"
+#include "sim/systemc/npu.h"
 #include "rtl_bridge/gemv_rtl.h"
 #include "rtl_bridge/gemv_vectors.h"
 #include "sim/func_sim.h"
@@ -144,12 +145,7 @@ struct Harness : sc_core::sc_module {
            << run.cycles << " formula " << run.formula_cycles << " model " << timing::gemv_compute_cycles(params_, g.shape)
            << (g.shape_key.empty() ? " (stalls)" : "") << (bad.empty() ? "" : " MISMATCH") << "\n";
     if (!g.shape_key.empty()) {
-      ShapeCycles& c = rep_.cycles[g.shape_key];
-      const double model = timing::gemv_compute_cycles(params_, g.shape), rtl = double(run.cycles);
-      ++c.count;
-      c.rtl_cycles += rtl;
-      c.model_cycles += model;
-      c.worst_rel = std::max(c.worst_rel, rtl > 0 ? std::abs(rtl - model) / rtl : 0.0);
+      rep_.cycles[g.shape_key].add(double(run.cycles), timing::gemv_compute_cycles(params_, g.shape));
     }
     if (rep_.run % 100000 == 0) log_ << "cosim gemv: " << rep_.run << " vectors, " << rep_.mismatches << " mismatches\n";
   }
@@ -168,9 +164,7 @@ struct Harness : sc_core::sc_module {
 CosimReport cosim_gemv(const CosimOptions& o, std::ostream& log) {
   const HwConfig hw = load_hw_config(o.hw);
   CosimReport rep;
-  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
+  sc::quiet_reports();
   Harness h("cosim", o, hw, log, rep);
   sc_core::sc_start();
   if (h.error_) std::rethrow_exception(h.error_);

@@ -51,7 +51,7 @@ struct DmaRtl::Ports {
 };
 
 DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path)
-    : sc_module(n), hw_(hw), vcd_path_(vcd_path), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS) {
+    : sc_module(n), hw_(hw), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS), wave_(vcd_path) {
   require(timing::dma_bus_bytes(hw) == kBB && hw.timing.ddr_burst_bytes.value == kBB * kBurst &&
               hw.timing.dma_lanes.value == kLanes,
           "the RTL DMA engine was built for a " + std::to_string(kBB) + "-byte bus (hp_port_bits x dma_hp_ports / 8), ddr_burst_bytes " +
@@ -112,23 +112,13 @@ DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
   SC_THREAD(clock);
 }
 
-DmaRtl::~DmaRtl() {
-  if (vcd_) {
-    vcd_->close();
-    delete vcd_;
-  }
-}
+DmaRtl::~DmaRtl() = default;
 
 void DmaRtl::start_of_simulation() {
-  if (vcd_path_.empty()) return;
-  vcd_ = new VerilatedVcdSc;
-  dut_->trace(vcd_, 99);
-  vcd_->open(vcd_path_.c_str());
+  wave_.open([this](VerilatedVcdC* v) { dut_->trace(v, 99); });
 }
 
-void DmaRtl::end_of_simulation() {
-  if (vcd_) vcd_->flush();
-}
+void DmaRtl::end_of_simulation() { wave_.flush(); }
 
 void DmaRtl::set_stalls(double p, uint64_t seed) {
   stall_ = p;

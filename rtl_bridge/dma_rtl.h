@@ -16,12 +16,13 @@
 
 #include <systemc>
 
+#include "rtl_bridge/waveform.h"
+
 #include "golden/hw_config.h"
 #include "sim/func_sim.h"
 #include "sim/systemc/timing.h"
 
 class Vn3_dma_engine;
-class VerilatedVcdSc;
 
 namespace n3::rtl {
 
@@ -76,14 +77,13 @@ class DmaRtl : public sc_core::sc_module {
   void clock();  // SC_THREAD: the core clock, running only inside run()
   struct Ports;
   HwConfig hw_;
-  std::string vcd_path_;
   sc_core::sc_signal<bool> clk_{"clk"};
   sc_core::sc_time period_;
   bool clock_on_ = false;
   sc_core::sc_event clock_go_;
   std::unique_ptr<Ports> p_;
   std::unique_ptr<Vn3_dma_engine> dut_;
-  VerilatedVcdSc* vcd_ = nullptr;
+  Waveform wave_;  // the waveform file, if any
   bool reset_done_ = false;
   int64_t total_cycles_ = 0;
   double stall_ = 0;

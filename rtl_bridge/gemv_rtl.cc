@@ -95,7 +95,7 @@ struct GemvRtl::Ports {
 };
 
 GemvRtl::GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path)
-    : sc_module(n), hw_(hw), formats_(hw.numerics.formats), vcd_path_(vcd_path), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS) {
+    : sc_module(n), hw_(hw), formats_(hw.numerics.formats), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS), wave_(vcd_path) {
   require(hw.compute.gemv_cores.value == kCores && hw.compute.gemv_macs_per_clk.value == kLanes,
           "the RTL GEMV engine was built for gemv_cores " + std::to_string(kCores) + ", gemv_macs_per_clk " +
               std::to_string(kLanes) + "; hardware '" + hw.name + "' has " +
@@ -151,23 +151,13 @@ GemvRtl::GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::strin
   SC_THREAD(clock);
 }
 
-GemvRtl::~GemvRtl() {
-  if (vcd_) {
-    vcd_->close();
-    delete vcd_;
-  }
-}
+GemvRtl::~GemvRtl() = default;
 
 void GemvRtl::start_of_simulation() {
-  if (vcd_path_.empty()) return;
-  vcd_ = new VerilatedVcdSc;
-  dut_->trace(vcd_, 99);
-  vcd_->open(vcd_path_.c_str());
+  wave_.open([this](VerilatedVcdC* v) { dut_->trace(v, 99); });
 }
 
-void GemvRtl::end_of_simulation() {
-  if (vcd_) vcd_->flush();
-}
+void GemvRtl::end_of_simulation() { wave_.flush(); }
 
 void GemvRtl::set_stalls(double act, double weight, double result, uint64_t seed) {
   stall_act_ = act;

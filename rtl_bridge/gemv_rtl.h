@@ -14,11 +14,12 @@
 
 #include <systemc>
 
+#include "rtl_bridge/waveform.h"
+
 #include "golden/hw_config.h"
 #include "sim/func_sim.h"
 
 class Vn3_gemv_engine;
-class VerilatedVcdSc;
 
 namespace n3::rtl {
 
@@ -84,7 +85,6 @@ class GemvRtl : public sc_core::sc_module {  // owns the Verilated Vn3_gemv_engi
   struct Ports;
   HwConfig hw_;
   num::Formats formats_;
-  std::string vcd_path_;
   // The core clock, gated: it runs only while run() drives a job. A free
   // running sc_clock would keep the simulation from ever running out of
   // events, so the SystemC model's sc_start() could not return between
@@ -97,7 +97,7 @@ class GemvRtl : public sc_core::sc_module {  // owns the Verilated Vn3_gemv_engi
   sc_core::sc_event fall_;  // notified (immediately) as clk_ falls
   std::unique_ptr<Ports> p_;
   std::unique_ptr<Vn3_gemv_engine> dut_;
-  VerilatedVcdSc* vcd_ = nullptr;
+  Waveform wave_;  // the waveform file, if any
   bool reset_done_ = false;
   int64_t total_cycles_ = 0;
   double stall_act_ = 0, stall_w_ = 0, stall_r_ = 0;

@@ -149,13 +149,17 @@ Elaborated& elaborated() {
 }
 }  // namespace
 
+void quiet_reports() {
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
+}
+
 Report run_npu(sim::FuncSim& s, const timing::Params& p, const RunOptions& o) {
   Elaborated& el = elaborated();
   require(!el.broken, "n3 sim --backend systemc: an earlier run in this process trapped; the model cannot run again");
   if (!el.c) {
-    setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
-    sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-    sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
+    quiet_reports();
     el.c = std::make_unique<Context>();
     el.c->p = p;
     el.top = std::make_unique<Top>("npu", *el.c, o);

@@ -86,4 +86,8 @@ struct Report {
 // start. One design point per process; after a trap no further run.
 Report run_npu(sim::FuncSim& sim, const timing::Params& p, const RunOptions& o);
 
+// SystemC's banner, infos and warnings off: the simulator's output is n3's
+// (every run and cosim harness calls it before elaborating).
+void quiet_reports();
+
 }  // namespace n3::sc
