@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS=(cmake ninja-build g++ pkg-config
       libyaml-cpp-dev libboost-program-options-dev nlohmann-json3-dev
       libgtest-dev libgmock-dev libbenchmark-dev
-      libsystemc-dev verilator
+      libsystemc-dev verilator zlib1g-dev
       libsentencepiece-dev sentencepiece
       clang libclang-rt-14-dev
       python3 python3-numpy python3-yaml)

@@ -16,6 +16,7 @@
 #include "host_driver/cli_util.h"
 #ifdef N3_HAVE_RTL
 #include "rtl_bridge/cosim.h"
+#include "rtl_bridge/waveform.h"
 #endif
 
 namespace n3::cli {
@@ -52,13 +53,13 @@ int cmd_cosim(const Args& a) {
       "vectors", po::value(&vectors)->default_value(10000), "vectors of the whole run (over all shards)")(
       "seed", po::value(&seed)->default_value(1), "seed: vector i depends only on (seed, i)")(
       "shard", po::value(&shard)->default_value("0/1"), "i/n: run the vectors whose index % n == i")(
-      "vcd", po::value(&vcd), "write the RTL's waveform (VCD, GTKWave opens it) to this file")(
+      "vcd", po::value(&vcd), "write the RTL's waveform to this file: FST (F.fst; GTKWave opens it)")(
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file (the GEMV engine's formats and clocks)")(
       "report", po::value(&report), "write this shard's JSON report (for --merge)")(
       "merge", po::value(&merge)->multitoken(), "merge the JSON reports of a sharded run and print the summary");
   po::variables_map vm;
   if (!parse_args("cosim", a, d, {}, vm,
-                  "n3 cosim --unit decoder|gemv|dma|fp [--vectors N] [--seed S] [--shard i/n] [--vcd F] [--report F.json]\n"
+                  "n3 cosim --unit decoder|gemv|dma|fp [--vectors N] [--seed S] [--shard i/n] [--vcd F.fst] [--report F.json]\n"
                   "       n3 cosim --merge A.json B.json ..."))
     return kExitOk;
 #ifndef N3_HAVE_RTL
@@ -81,7 +82,10 @@ int cmd_cosim(const Args& a) {
   o.hw = hw;
   parse_shard(shard, &o);
   OutputGuard guard;
-  if (!vcd.empty()) guard.add(vcd);
+  if (!vcd.empty()) {
+    guard.add(vcd);
+    rtl::check_waveform_path(vcd, "--vcd");
+  }
   const rtl::CosimReport r = rtl::run_cosim(o, std::cerr);
   if (!report.empty()) {
     guard.add(report);

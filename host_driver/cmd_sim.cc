@@ -85,7 +85,8 @@ int cmd_sim(const Args& a) {
   for (const std::string& s : a)
     if (s == "--model" || s.rfind("--model=", 0) == 0) return cmd_sim_model(a);
   po::options_description d("n3 sim options");
-  std::string backend, program, hw, mem_in, mem_out, dump, stats, model, trace, rtl, rtl_vcd;
+  std::string backend, program, hw, mem_in, mem_out, dump, stats, model, trace;
+  RtlCli rtl_cli;
   std::vector<std::string> loads;
   uint64_t max_steps = 0;
   d.add_options()("backend", po::value(&backend)->required(), "func | systemc")(
@@ -104,9 +105,8 @@ int cmd_sim(const Args& a) {
       "ids", po::value<std::string>(), "model form: prompt ids")("feed", po::value<std::string>(), "model form")(
       "timing-only", "systemc: timing without arithmetic (same cycles; memory and dumps are not computed)")(
       "trace", po::value(&trace), "systemc: Chrome/Perfetto trace JSON, one track per unit")(
-      "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace")(
-      "rtl", po::value(&rtl), "systemc: run these engines on their Verilated RTL, a comma list (gemv, dma)")(
-      "rtl-vcd", po::value(&rtl_vcd), "systemc --rtl: the RTL waveform (VCD; with several units one file per unit, F.gemv.vcd ...)");
+      "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace");
+  rtl_cli.add_options(d);
   po::variables_map vm;
   if (!parse_args("sim", a, d, {}, vm,
                   "n3 sim --backend func|systemc --program P [--hw H.yaml] --mem-in IMG [--mem-out IMG] [--trace-insn]\n"
@@ -120,12 +120,9 @@ int cmd_sim(const Args& a) {
   require(systemc || (!timing_only && trace.empty() && !vm.count("trace-aggregate")),
           "--timing-only, --trace and --trace-aggregate need --backend systemc");
   require(!timing_only || dump.empty(), "--dump needs the data: drop --timing-only");
-  const std::vector<std::string> rtl_units = parse_rtl_list(rtl);
-  require(rtl.empty() || systemc, "--rtl needs --backend systemc");
-  require(rtl.empty() || !timing_only, "--rtl needs the data: drop --timing-only");
-  require(rtl_vcd.empty() || !rtl.empty(), "--rtl-vcd needs --rtl (gemv, dma)");
+  const std::vector<std::string> rtl_units = rtl_cli.units(vm, systemc, timing_only);
 #ifndef N3_HAVE_RTL
-  require(rtl.empty(), "--rtl " + rtl + ": this n3 was built without Verilator: the RTL units are left out (docs/rtl.md)");
+  require(rtl_cli.list.empty(), "--rtl " + rtl_cli.list + ": this n3 was built without Verilator: the RTL units are left out (docs/rtl.md)");
 #endif
 #ifndef N3_HAVE_SYSTEMC
   require(!systemc, "--backend systemc: this n3 was built without SystemC (pkg-config systemc not found)");
@@ -151,7 +148,10 @@ int cmd_sim(const Args& a) {
   // is what shows why).
 #ifdef N3_HAVE_RTL
   for (const std::string& u : rtl_units)
-    if (!rtl_vcd.empty()) written.add(rtl::rtl_vcd_path(rtl_vcd, u, rtl_units.size()));
+    if (!rtl_cli.vcd.empty()) {
+      written.add(rtl::rtl_vcd_path(rtl_cli.vcd, u, rtl_units.size()));
+      rtl::check_waveform_path(rtl::rtl_vcd_path(rtl_cli.vcd, u, rtl_units.size()), "--vcd");
+    }
 #endif
 #ifdef N3_HAVE_SYSTEMC
   if (systemc) {
@@ -160,7 +160,7 @@ int cmd_sim(const Args& a) {
     ro.trace = !trace.empty() || !stats.empty();
     ro.progress = true;
 #ifdef N3_HAVE_RTL
-    rtl::use_rtl_units(&ro, hwc, rtl_units, rtl_vcd);
+    rtl::use_rtl_units(&ro, hwc, rtl_units, rtl_cli.vcd, rtl_cli.vcd_instructions);
     const auto t0 = std::chrono::steady_clock::now();
     sc::Report rep;
     try {

@@ -52,7 +52,8 @@ std::string counts_json(const sim::Stats& st, bool timing_only);  // cmd_sim.cc
 
 int cmd_sim_model(const Args& a) {
   po::options_description d("n3 sim (model form) options");
-  std::string backend, model, hw, ids_path, feed_path, dump, stats, trace, rtl, rtl_vcd;
+  std::string backend, model, hw, ids_path, feed_path, dump, stats, trace;
+  RtlCli rtl_cli;
   int chunk = 0;
   int64_t resident = -1;
   d.add_options()("backend", po::value(&backend)->required(), "func | systemc")(
@@ -69,13 +70,12 @@ int cmd_sim_model(const Args& a) {
       "timing-only", "systemc: timing without weights or arithmetic (same cycles; --dump DIR gets DIR/stats.json, no tensors)")(
       "stats", po::value(&stats), "systemc: statistics JSON summed over every program run")(
       "trace", po::value(&trace), "systemc: Chrome/Perfetto trace JSON, one track per unit")(
-      "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace")(
-      "rtl", po::value(&rtl), "systemc: run these engines on their Verilated RTL, a comma list (gemv, dma)")(
-      "rtl-vcd", po::value(&rtl_vcd), "systemc --rtl: the RTL waveform (VCD; with several units one file per unit, F.gemv.vcd ...)");
+      "trace-aggregate", "systemc: merge consecutive slices of one operator in --trace");
+  rtl_cli.add_options(d);
   po::variables_map vm;
   if (!parse_args("sim", a, d, {}, vm,
                   "n3 sim --backend func|systemc --model M [--hw H.yaml] --ids P.npy [--feed F.npy] --dump DIR [--chunk N]\n"
-                  "       [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]] [--rtl gemv,dma [--rtl-vcd F]] (systemc)"))
+                  "       [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]] [--rtl gemv,dma [--vcd F.fst [--vcd-instructions N]]] (systemc)"))
     return kExitOk;
   require(backend == "func" || backend == "systemc", "--backend must be func or systemc (is '" + backend + "')");
   require(chunk >= 0, "--chunk must be >= 0");
@@ -89,10 +89,11 @@ int cmd_sim_model(const Args& a) {
   require(timing_only || !dump.empty(), "n3 sim --model: give --dump DIR (or --timing-only)");
   require(timing_only || !is_model_yaml(model), "n3 sim --model " + model + ": a model YAML has no weights; add --timing-only");
   require(!vm.count("trace-aggregate") || !trace.empty(), "--trace-aggregate needs --trace T.json");
-  const std::vector<std::string> rtl_units = parse_rtl_list(rtl);
-  require(rtl.empty() || systemc, "--rtl needs --backend systemc");
-  require(rtl.empty() || !timing_only, "--rtl needs the data: drop --timing-only");
-  require(rtl_vcd.empty() || !rtl.empty(), "--rtl-vcd needs --rtl (gemv, dma)");
+  const std::vector<std::string> rtl_units = rtl_cli.units(vm, systemc, timing_only);
+#ifdef N3_HAVE_RTL
+  for (const std::string& u : rtl_units)  // before any compute; the guard below removes them on failure
+    if (!rtl_cli.vcd.empty()) rtl::check_waveform_path(rtl::rtl_vcd_path(rtl_cli.vcd, u, rtl_units.size()), "--vcd");
+#endif
 #ifndef N3_HAVE_SYSTEMC
   require(!systemc, "--backend systemc: this n3 was built without SystemC (pkg-config systemc not found)");
 #endif
@@ -111,7 +112,7 @@ int cmd_sim_model(const Args& a) {
                                : vm.count("trace-aggregate") ? sc::TraceMode::Aggregate
                                                              : sc::TraceMode::Plain;
     run = std::make_shared<SystemcRunner>(load_hw_config(hw), keep, !stats.empty() || (timing_only && !dump.empty()), true);
-    if (!rtl.empty()) run->use_rtl(rtl_units, rtl_vcd);
+    if (!rtl_cli.list.empty()) run->use_rtl(rtl_units, rtl_cli.vcd, rtl_cli.vcd_instructions);
   }
   std::unique_ptr<Device> dev = run ? make_systemc_device(opt, run) : make_func_device(opt);
   auto cycles = [&]() { return run ? run->totals().cycles(run->totals().total_ps) : -1.0; };
@@ -133,7 +134,7 @@ int cmd_sim_model(const Args& a) {
   OutputGuard waveform;
 #ifdef N3_HAVE_RTL
   for (const std::string& u : rtl_units)
-    if (!rtl_vcd.empty()) waveform.add(rtl::rtl_vcd_path(rtl_vcd, u, rtl_units.size()));
+    if (!rtl_cli.vcd.empty()) waveform.add(rtl::rtl_vcd_path(rtl_cli.vcd, u, rtl_units.size()));
 #endif
 #ifdef N3_HAVE_RTL
   try {

@@ -2,8 +2,11 @@
 // list of unit names (docs/rtl.md). Read here, in every build, so a build
 // without Verilator refuses it with the same messages.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include <boost/program_options.hpp>
 
 #include "base/error.h"
 
@@ -28,5 +31,36 @@ inline std::vector<std::string> parse_rtl_list(const std::string& list) {
   }
   return units;
 }
+
+// The RTL options both forms of `n3 sim` take: --rtl LIST, --vcd F (older
+// spelling --rtl-vcd) and --vcd-instructions N.
+struct RtlCli {
+  std::string list, vcd, old_vcd;
+  int64_t vcd_instructions = -1;  // each unit's waveform holds its first N instructions (-1: all)
+
+  void add_options(boost::program_options::options_description& d) {
+    namespace po = boost::program_options;
+    d.add_options()("rtl", po::value(&list), "systemc: run these engines on their Verilated RTL, a comma list (gemv, dma)")(
+        "vcd", po::value(&vcd),
+        "systemc --rtl: the RTL's waveform, FST (F.fst; GTKWave opens it; with several units one file per unit, "
+        "F.gemv.fst ...)")("rtl-vcd", po::value(&old_vcd), "the older spelling of --vcd")(
+        "vcd-instructions", po::value(&vcd_instructions),
+        "--vcd: each RTL unit's waveform ends after its first N instructions (default: the whole run)");
+  }
+
+  // The units, after checking the options against each other; throws (one line).
+  std::vector<std::string> units(const boost::program_options::variables_map& vm, bool systemc, bool timing_only) {
+    const std::vector<std::string> u = parse_rtl_list(list);
+    require(list.empty() || systemc, "--rtl needs --backend systemc");
+    require(list.empty() || !timing_only, "--rtl needs the data: drop --timing-only");
+    require(vcd.empty() || old_vcd.empty(), "--vcd and --rtl-vcd are one option: give it once");
+    if (vcd.empty()) vcd = old_vcd;
+    require(vcd.empty() || !list.empty(), "--vcd needs --rtl (gemv, dma)");
+    require(!vm.count("vcd-instructions") || !vcd.empty(), "--vcd-instructions needs --vcd F.fst");
+    require(!vm.count("vcd-instructions") || vcd_instructions >= 1,
+            "--vcd-instructions must be 1 or more (is " + std::to_string(vcd_instructions) + ")");
+    return u;
+  }
+};
 
 }  // namespace n3::cli

@@ -21,7 +21,7 @@
 // next, so a lost, repeated or reordered word is a mismatch too.
 #include <systemc>
 #include <verilated.h>
-#include <verilated_vcd_sc.h>
+#include <verilated_fst_c.h>
 // Verilator's model of rtl/decoder/ (n3_rtl_models, in the build tree): a
 // tool's output on the include path, as verilated.h, not a repository file.
 #include <Vn3_decoder.h>
@@ -39,6 +39,7 @@
 #include "golden/hw_config.h"
 #include "isa/isa.h"
 #include "rtl_bridge/cosim.h"
+#include "rtl_bridge/waveform.h"
 
 namespace n3::rtl {
 namespace {
@@ -604,15 +605,11 @@ CosimReport cosim_decoder(const CosimOptions& o, std::ostream& log) {
   CosimReport r;
   // One elaboration per process (SystemC cannot elaborate twice): n3 cosim
   // runs one unit, and the tests run it as a subprocess.
-  if (!o.vcd.empty()) Verilated::traceEverOn(true);
+  Waveform wave(o.vcd);  // before the model: it turns Verilator's tracing on
   Bench bench("decoder_bench", o, hw.core_ps(), hw.timing.dispatch_cycles.value, vars, idx, slots, inject, r);
-  std::unique_ptr<VerilatedVcdSc> vcd;
   if (!o.vcd.empty()) {
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: the trace needs the model's signals
-    vcd = std::make_unique<VerilatedVcdSc>();
-    bench.dut.trace(vcd.get(), 99);
-    vcd->open(o.vcd.c_str());
-    require(vcd->isOpen(), "cannot write the waveform file '" + o.vcd + "'");
+    wave.open([&](VerilatedFstC* f) { bench.dut.trace(f, 99); });
   }
   log << "decoder: " << idx.size() << " vectors, " << vars.size() << " class variants first (indices 0.."
       << vars.size() - 1 << "), streaming and stalled segments of " << kSegment << "\n";
@@ -622,7 +619,7 @@ CosimReport cosim_decoder(const CosimOptions& o, std::ostream& log) {
   // more than one clock (which would only pad the waveform).
   while (!bench.done())
     sc_core::sc_start(sc_core::sc_time(hw.core_ps() * double(std::max<int64_t>(bench.remaining(), 1)), sc_core::SC_PS));
-  if (vcd) vcd->close();
+  wave.close();
   r.rtl_cycles = double(bench.cycles());
   const ShapeCycles& s = r.cycles["decode"];
   char b[256];

@@ -22,7 +22,7 @@
 #include <Vn3_fp_units.h>
 #include <systemc.h>
 #include <verilated.h>
-#include <verilated_vcd_sc.h>
+#include <verilated_fst_c.h>
 #pragma GCC diagnostic pop
 
 #include <array>
@@ -36,6 +36,7 @@
 #include "golden/numerics/mac.h"
 #include "rtl_bridge/cosim.h"
 #include "rtl_bridge/cosim_fp_vectors.h"
+#include "rtl_bridge/waveform.h"
 #include "sim/view.h"
 
 namespace n3::rtl {
@@ -299,18 +300,10 @@ CosimReport cosim_fp(const CosimOptions& o, std::ostream& log) {
   require(!elaborated, "n3 cosim --unit fp: SystemC elaborates once per process (run one unit per n3 cosim)");
   elaborated = true;
   const int inject = inject_leaf();
-  if (!o.vcd.empty()) Verilated::traceEverOn(true);  // before the model is built
+  Waveform wave(o.vcd);  // before the model: it turns Verilator's tracing on
   auto bench = std::make_unique<Bench>();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  // The trace file registers with the SystemC kernel, which outlives this
-  // function: closed at the end, never deleted (as Verilator's examples do).
-  VerilatedVcdSc* vcd = nullptr;
-  if (!o.vcd.empty()) {
-    vcd = new VerilatedVcdSc;
-    bench->top.trace(vcd, 99);
-    vcd->open(o.vcd.c_str());
-    require(vcd->isOpen(), "cannot write the waveform file '" + o.vcd + "'");
-  }
+  wave.open([&](VerilatedFstC* f) { bench->top.trace(f, 99); });
 
   CosimReport r;
   ReadPath read;
@@ -341,7 +334,7 @@ CosimReport cosim_fp(const CosimOptions& o, std::ostream& log) {
     if (step && (n + 1) % step == 0)
       log << "cosim fp: " << (n + 1) << "/" << idx.size() << " vectors, " << r.mismatches << " mismatches\n";
   }
-  if (vcd) vcd->close();
+  wave.close();
   bench->top.final();
   return r;
 }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <type_traits>
 
 // Verilator's SystemC headers are not ours to warn about.
@@ -11,7 +10,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include <Vn3_dma_engine.h>
 #include <verilated.h>
-#include <verilated_vcd_sc.h>
+#include <verilated_fst_c.h>
 #pragma GCC diagnostic pop
 
 #include "base/error.h"
@@ -59,11 +58,6 @@ DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
               "' has " + std::to_string(timing::dma_bus_bytes(hw)) + ", " +
               std::to_string(hw.timing.ddr_burst_bytes.value) + " and " + std::to_string(hw.timing.dma_lanes.value) +
               " (rebuild with cmake -DN3_RTL_HW=<its file>)");
-  if (!vcd_path.empty()) {
-    std::ofstream probe(vcd_path);
-    require(probe.good(), "cannot write the waveform file '" + vcd_path + "'");
-    Verilated::traceEverOn(true);
-  }
   p_ = std::make_unique<Ports>();
   dut_ = std::make_unique<Vn3_dma_engine>("engine");
   Vn3_dma_engine& d = *dut_;
@@ -115,7 +109,7 @@ DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
 DmaRtl::~DmaRtl() = default;
 
 void DmaRtl::start_of_simulation() {
-  wave_.open([this](VerilatedVcdC* v) { dut_->trace(v, 99); });
+  wave_.open([this](VerilatedFstC* v) { dut_->trace(v, 99); });
 }
 
 void DmaRtl::end_of_simulation() { wave_.flush(); }

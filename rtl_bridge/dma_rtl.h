@@ -69,6 +69,8 @@ class DmaRtl : public sc_core::sc_module {
   // held low with probability p. 0 (the default): never.
   void set_stalls(double p, uint64_t seed);
   int64_t total_cycles() const { return total_cycles_; }
+  // The waveform (the owner counts instructions on it: Waveform::stop_after).
+  Waveform& waveform() { return wave_; }
 
  private:
   SC_HAS_PROCESS(DmaRtl);

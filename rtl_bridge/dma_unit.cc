@@ -30,8 +30,11 @@ std::string view_text(const sim::View& v) {
 
 class RtlDmaUnit : public sc::DmaUnit, private DmaMemTiming {
  public:
-  RtlDmaUnit(sc_core::sc_module_name n, sc::Context& c, const HwConfig& hw, const std::string& vcd)
-      : sc::DmaUnit(n, c), rtl_("rtl", hw, vcd), shadow_(*this, 1, "rtl dma") {}
+  RtlDmaUnit(sc_core::sc_module_name n, sc::Context& c, const HwConfig& hw, const std::string& vcd,
+             int64_t vcd_instructions)
+      : sc::DmaUnit(n, c), rtl_("rtl", hw, vcd), shadow_(*this, 1, "rtl dma") {
+    rtl_.waveform().stop_after(vcd_instructions);
+  }
 
  protected:
   void before_exec(const sim::Issued& in) override {
@@ -46,6 +49,7 @@ class RtlDmaUnit : public sc::DmaUnit, private DmaMemTiming {
     const sim::View& dst = in.op("dst");
     const bool copy = in.def->opcode == isa::Opcode::MEMCPY;
     const DmaRun run = rtl_.run(in, shadow_.memory(), this);
+    rtl_.waveform().instruction_done();
     const double end = c_.now_ps();
     inject(dst);
     compare(in);
@@ -147,10 +151,11 @@ class RtlDmaUnit : public sc::DmaUnit, private DmaMemTiming {
 
 }  // namespace
 
-void use_rtl_dma(sc::RunOptions* o, const HwConfig& hw, const std::string& vcd) {
+void use_rtl_dma(sc::RunOptions* o, const HwConfig& hw, const std::string& vcd, int64_t vcd_instructions) {
   const HwConfig h = hw;
-  o->dma_unit.make = [h, vcd](sc_core::sc_module_name n, sc::Context& c) -> std::unique_ptr<sc::DmaUnit> {
-    return std::make_unique<RtlDmaUnit>(n, c, h, vcd);
+  o->dma_unit.make = [h, vcd, vcd_instructions](sc_core::sc_module_name n,
+                                                sc::Context& c) -> std::unique_ptr<sc::DmaUnit> {
+    return std::make_unique<RtlDmaUnit>(n, c, h, vcd, vcd_instructions);
   };
   o->dma_unit.name = "rtl";
 }

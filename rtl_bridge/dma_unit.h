@@ -48,7 +48,7 @@ std::vector<DmaInsnRecord>& dma_rtl_records();
 // Makes `o` elaborate the RTL DMA engine instead of the timing model's
 // (throws naming -DN3_RTL_HW when `hw`'s HP port width or DDR burst differ
 // from the Verilated build's). `vcd`: the RTL's waveform file ("" none).
-void use_rtl_dma(sc::RunOptions* o, const HwConfig& hw, const std::string& vcd);
+void use_rtl_dma(sc::RunOptions* o, const HwConfig& hw, const std::string& vcd, int64_t vcd_instructions = -1);
 
 // The per-instruction comparison: the histogram of |model - rtl| / rtl, the
 // worst instruction, the totals.

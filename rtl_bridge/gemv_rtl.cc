@@ -1,7 +1,6 @@
 #include "rtl_bridge/gemv_rtl.h"
 
 #include <algorithm>
-#include <fstream>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -12,7 +11,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include <Vn3_gemv_engine.h>
 #include <verilated.h>
-#include <verilated_vcd_sc.h>
+#include <verilated_fst_c.h>
 #pragma GCC diagnostic pop
 
 #include "base/error.h"
@@ -101,13 +100,6 @@ GemvRtl::GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::strin
               std::to_string(kLanes) + "; hardware '" + hw.name + "' has " +
               std::to_string(hw.compute.gemv_cores.value) + " and " + std::to_string(hw.compute.gemv_macs_per_clk.value) +
               " (rebuild with cmake -DN3_RTL_HW=<its file>)");
-  if (!vcd_path.empty()) {
-    // Refused now, before elaboration: VerilatedVcdSc opens it only when the
-    // simulation starts, where a failure would pass silently.
-    std::ofstream probe(vcd_path);
-    require(probe.good(), "cannot write the waveform file '" + vcd_path + "'");
-    Verilated::traceEverOn(true);
-  }
   p_ = std::make_unique<Ports>();
   dut_ = std::make_unique<Vn3_gemv_engine>("engine");
   Vn3_gemv_engine& d = *dut_;
@@ -154,7 +146,7 @@ GemvRtl::GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::strin
 GemvRtl::~GemvRtl() = default;
 
 void GemvRtl::start_of_simulation() {
-  wave_.open([this](VerilatedVcdC* v) { dut_->trace(v, 99); });
+  wave_.open([this](VerilatedFstC* v) { dut_->trace(v, 99); });
 }
 
 void GemvRtl::end_of_simulation() { wave_.flush(); }

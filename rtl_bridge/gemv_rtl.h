@@ -71,6 +71,8 @@ class GemvRtl : public sc_core::sc_module {  // owns the Verilated Vn3_gemv_engi
   void set_formats(const num::Formats& f) { formats_ = f; }
   // Cycles simulated since construction (all runs).
   int64_t total_cycles() const { return total_cycles_; }
+  // The waveform (the owner counts instructions on it: Waveform::stop_after).
+  Waveform& waveform() { return wave_; }
 
   struct Job;  // an instruction in the engine's canonical form (gemv_rtl.cc)
 

@@ -50,7 +50,7 @@ std::vector<GemvInsnRecord>& gemv_rtl_records();
 // (the Verilated model is built for one design point: throws naming
 // -DN3_RTL_HW when `hw`'s GEMV cores or lanes differ). `vcd`: the RTL's
 // waveform file ("" none).
-void use_rtl_gemv(sc::RunOptions* o, const HwConfig& hw, const std::string& vcd);
+void use_rtl_gemv(sc::RunOptions* o, const HwConfig& hw, const std::string& vcd, int64_t vcd_instructions = -1);
 
 // Prints the per-instruction comparison: the histogram of the relative
 // cycle error |rtl - model| / rtl, the worst instructions, and the totals.

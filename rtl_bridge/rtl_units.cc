@@ -10,18 +10,19 @@
 
 namespace n3::rtl {
 
-void use_rtl_units(sc::RunOptions* o, const HwConfig& hw, const std::vector<std::string>& units, const std::string& vcd) {
+void use_rtl_units(sc::RunOptions* o, const HwConfig& hw, const std::vector<std::string>& units, const std::string& vcd,
+                   int64_t vcd_instructions) {
   for (const std::string& u : units) {
     const std::string wave = vcd.empty() ? "" : rtl_vcd_path(vcd, u, units.size());
 #ifdef N3_HAVE_RTL_GEMV
     if (u == "gemv") {
-      use_rtl_gemv(o, hw, wave);
+      use_rtl_gemv(o, hw, wave, vcd_instructions);
       continue;
     }
 #endif
 #ifdef N3_HAVE_RTL_DMA
     if (u == "dma") {
-      use_rtl_dma(o, hw, wave);
+      use_rtl_dma(o, hw, wave, vcd_instructions);
       continue;
     }
 #endif

@@ -1,24 +1,87 @@
 #include "rtl_bridge/waveform.h"
 
-#include <verilated_vcd_sc.h>
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <vector>
+
+#include <verilated_fst_sc.h>
+
+#include "base/error.h"
 
 namespace n3::rtl {
 
-Waveform::Waveform(std::string path) : path_(std::move(path)) {}
-
-Waveform::~Waveform() {
-  if (vcd_) vcd_->close();
+void check_waveform_path(const std::string& path, const std::string& option) {
+  const std::string ext = ".fst";
+  require(path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0,
+          option + " '" + path + "': waveforms are written as FST (GTKWave opens it, fst2vcd converts it to VCD); "
+          "name the file *.fst");
+  // VerilatedFstSc opens the file only when the simulation starts, where a
+  // failure would pass silently: prove now that it can be written.
+  std::ofstream probe(path);
+  require(probe.good(), option + " '" + path + "': cannot write the waveform file");
 }
 
-void Waveform::open(const std::function<void(VerilatedVcdC*)>& trace) {
+namespace {
+
+// Every waveform of the process. An FST is complete only once closed (its
+// header and hierarchy are written last), and the units that own waveforms
+// in the SystemC model live until the process ends, so whatever is still
+// open is closed when the process exits.
+std::vector<Waveform*>& live() {
+  static std::vector<Waveform*> w;
+  return w;
+}
+
+void close_at_exit() {
+  for (Waveform* w : live()) w->close();
+}
+
+}  // namespace
+
+Waveform::Waveform(std::string path) : path_(std::move(path)) {
   if (path_.empty()) return;
-  vcd_ = std::make_unique<VerilatedVcdSc>();
-  trace(vcd_.get());
-  vcd_->open(path_.c_str());
+  check_waveform_path(path_, "waveform");
+  Verilated::traceEverOn(true);
+  // The list first: a static built after std::atexit registers a handler
+  // is destroyed before that handler runs.
+  live().push_back(this);
+  static const bool registered = (std::atexit(close_at_exit), true);
+  (void)registered;
+}
+
+// The trace file registered itself with the SystemC kernel, which calls it
+// every time step and never lets go: unregistered before it is freed.
+// VerilatedFstSc derives from sc_trace_file privately; only a C-style cast
+// reaches that base.
+Waveform::~Waveform() {
+  if (!path_.empty()) live().erase(std::remove(live().begin(), live().end(), this), live().end());
+  if (!fst_) return;
+  close();
+  sc_core::sc_get_curr_simcontext()->remove_trace_file((sc_core::sc_trace_file*)fst_.get());  // NOLINT
+}
+
+void Waveform::open(const std::function<void(VerilatedFstC*)>& trace) {
+  if (path_.empty() || fst_) return;
+  fst_ = std::make_unique<VerilatedFstSc>();
+  trace(fst_.get());
+  fst_->open(path_.c_str());
+  require(fst_->isOpen(), "waveform '" + path_ + "': cannot write the waveform file");
+  if (limit_ == 0) close();
+}
+
+void Waveform::instruction_done() {
+  if (fst_ && limit_ >= 0 && ++done_ >= limit_) close();
 }
 
 void Waveform::flush() {
-  if (vcd_) vcd_->flush();
+  if (fst_ && fst_->isOpen()) fst_->flush();
+}
+
+// Closed, the trace file stays registered until the owner goes: a closed
+// FST skips its dumps.
+void Waveform::close() {
+  if (fst_ && fst_->isOpen()) fst_->close();
 }
 
 }  // namespace n3::rtl

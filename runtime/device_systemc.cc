@@ -17,12 +17,14 @@ SystemcRunner::SystemcRunner(const HwConfig& hw, sc::TraceMode keep, bool record
     : params_(timing::load_params(hw)), keep_(keep), record_slices_(record_slices || keep != sc::TraceMode::None),
       progress_(progress) {}
 
-void SystemcRunner::use_rtl(const std::vector<std::string>& units, const std::string& vcd) {
+void SystemcRunner::use_rtl(const std::vector<std::string>& units, const std::string& vcd, int64_t vcd_instructions) {
 #ifdef N3_HAVE_RTL
   rtl_units_ = units;
   rtl_vcd_ = vcd;
+  rtl_vcd_instructions_ = vcd_instructions;
 #else
   (void)vcd;
+  (void)vcd_instructions;
   if (!units.empty())
     throw Error("--rtl " + units[0] + ": this n3 was built without Verilator: the RTL units are left out (docs/rtl.md)");
 #endif
@@ -34,7 +36,7 @@ CompiledModel::Runner SystemcRunner::runner() {
     o.trace = record_slices_;
     o.progress = progress_;
 #ifdef N3_HAVE_RTL
-    rtl::use_rtl_units(&o, params_, rtl_units_, rtl_vcd_);
+    rtl::use_rtl_units(&o, params_, rtl_units_, rtl_vcd_, rtl_vcd_instructions_);
 #endif
     const sc::Report r = sc::run_npu(s, params_, o);
     auto it = sections_.find(&c);

@@ -28,7 +28,8 @@ class SystemcRunner {
   // Runs the instructions of the engines `units` names ("gemv", "dma") on
   // their Verilated RTL (rtl_bridge/, docs/rtl.md), the waveforms to `vcd`
   // ("" none; rtl::rtl_vcd_path); throws where n3 was built without them.
-  void use_rtl(const std::vector<std::string>& units, const std::string& vcd);
+  // `vcd_instructions`: each unit's waveform ends after its first N instructions (< 0: all).
+  void use_rtl(const std::vector<std::string>& units, const std::string& vcd, int64_t vcd_instructions = -1);
   // The runner shares this object's totals: it must outlive the model using it.
   CompiledModel::Runner runner();
   const sc::Totals& totals() const { return totals_; }
@@ -41,6 +42,7 @@ class SystemcRunner {
   bool record_slices_, progress_;
   std::vector<std::string> rtl_units_;
   std::string rtl_vcd_;
+  int64_t rtl_vcd_instructions_ = -1;
   sc::Totals totals_;
   sim::Stats counts_;
   std::map<const comp::Compiled*, std::vector<std::string>> sections_;  // per program, from its assembly

@@ -28,15 +28,18 @@ void refused(const std::string& args, const std::string& names, const std::vecto
 
 TEST(RtlCosimCli, MalformedOptionsAreRefusedInOneLine) {
   const std::string dir = temp_dir("rtl_cosim_cli");
-  const std::string rep = dir + "/r.json", vcd = dir + "/w.vcd";
+  const std::string rep = dir + "/r.json", vcd = dir + "/w.fst";
   const std::string out = " --report " + rep + " --vcd " + vcd;
-  for (const std::string& s : {"3/2", "x", "1/0", "0/1/2", "-1/2", "1/", "/2"})
-    refused("cosim --unit decoder --vectors 10 --shard " + s + out, "--shard", {rep, vcd});
+  for (const char* s : {"3/2", "x", "1/0", "0/1/2", "-1/2", "1/", "/2"})
+    refused(std::string("cosim --unit decoder --vectors 10 --shard ") + s + out, "--shard", {rep, vcd});
   refused("cosim --unit decoder --vectors 0" + out, "--vectors", {rep, vcd});
   refused("cosim --unit nope --vectors 10" + out, "--unit", {rep, vcd});
   refused("cosim --vectors 10" + out, "--unit", {rep, vcd});
   refused("cosim --unit gemv --vectors 10 --hw " + dir + "/missing.yaml" + out, "missing.yaml", {rep, vcd});
-  refused("cosim --unit gemv --vectors 3 --vcd " + dir + "/no-such-dir/w.vcd --report " + rep, "no-such-dir", {rep});
+  refused("cosim --unit gemv --vectors 3 --vcd " + dir + "/no-such-dir/w.fst --report " + rep, "no-such-dir", {rep});
+  // Waveforms are FST: a name GTKWave would read as another format is refused.
+  refused("cosim --unit gemv --vectors 3 --vcd " + dir + "/w.vcd --report " + rep, "name the file *.fst",
+          {rep, dir + "/w.vcd"});
 }
 
 TEST(RtlCosimCli, MergeRefusesReportsThatAreNotOneRun) {
@@ -63,9 +66,18 @@ TEST(RtlCosimCli, MergeRefusesReportsThatAreNotOneRun) {
 TEST(RtlCosimCli, SimRefusesAWaveformItCannotWrite) {
   const std::string dir = temp_dir("rtl_sim_vcd");
   write_npy_i32(dir + "/ids.npy", {5, 17, 3});
-  refused("sim --backend systemc --rtl gemv --rtl-vcd " + dir + "/no-such-dir/w.vcd --model " + tiny_n3w() + " --ids " +
-              dir + "/ids.npy --dump " + dir + "/out",
-          "no-such-dir", {dir + "/out"});
+  const std::string io = " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --dump " + dir + "/out";
+  refused("sim --backend systemc --rtl gemv --vcd " + dir + "/no-such-dir/w.fst" + io, "no-such-dir", {dir + "/out"});
+  refused("sim --backend systemc --rtl gemv --rtl-vcd " + dir + "/no-such-dir/w.fst" + io, "no-such-dir", {dir + "/out"});
+  refused("sim --backend systemc --rtl gemv --vcd " + dir + "/w.vcd" + io, "name the file *.fst",
+          {dir + "/out", dir + "/w.vcd"});
+  refused("sim --backend systemc --rtl gemv,dma --vcd " + dir + "/w.vcd" + io, "name the file *.fst",
+          {dir + "/out", dir + "/w.gemv.vcd", dir + "/w.dma.vcd"});
+  refused("sim --backend systemc --rtl gemv --vcd " + dir + "/a.fst --rtl-vcd " + dir + "/b.fst" + io, "give it once",
+          {dir + "/out", dir + "/a.fst", dir + "/b.fst"});
+  refused("sim --backend systemc --rtl gemv --vcd " + dir + "/w.fst --vcd-instructions 0" + io, "--vcd-instructions",
+          {dir + "/out", dir + "/w.fst"});
+  refused("sim --backend systemc --rtl gemv --vcd-instructions 5" + io, "--vcd-instructions needs --vcd", {dir + "/out"});
 }
 
 }  // namespace

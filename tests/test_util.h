@@ -2,6 +2,7 @@
 // n3 as a subprocess, temp dirs, and whole-tensor comparisons that print the
 // worst element against its tolerance.
 #pragma once
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,12 @@ std::string fixture(const std::string& rel);  // tests/fixtures/<rel>
 std::string n3_binary();
 // A fresh empty directory under the build's temp area, removed at exit.
 std::string temp_dir(const std::string& tag);
+
+// An opt-in suite's switch: the variable set to exactly "1" (N3_RTL_LARGE=1).
+inline bool opt_in(const char* var) {
+  const char* v = std::getenv(var);
+  return v && std::string(v) == "1";
+}
 
 struct RunResult {
   int status;
