@@ -141,6 +141,7 @@ GemvRtl::GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::strin
   d.busy(p.busy);
   SC_THREAD(fetcher);
   SC_THREAD(clock);
+  SC_THREAD(power_on_reset);
 }
 
 GemvRtl::~GemvRtl() = default;
@@ -372,6 +373,7 @@ GemvRun GemvRtl::run(const sim::Issued& in, const sim::Memory& mem, WeightFeed& 
   check(j.nsc <= GemvLimits::kScales, std::to_string(j.nsc) + " INT8 value scales exceed the engine's " +
                                           std::to_string(GemvLimits::kScales));
   check(j.rows < (int64_t(1) << 32), "too many weight rows");
+  while (!reset_done_) sc_core::wait(reset_done_event_);
   clock_on_ = true;
   clock_go_.notify(sc_core::SC_ZERO_TIME);
   struct Gate {  // the clock stops when the job ends, also on an exception
@@ -398,19 +400,31 @@ void GemvRtl::clock() {
   }
 }
 
+// The engine is reset with the chip, at time 0, not by the first
+// instruction: an instruction's cycles never include the reset's (they
+// once did: E2B's first GEMV instruction, a qk, measured 4 clocks long).
+// One that arrives during the reset waits for it, as it would in hardware.
+void GemvRtl::power_on_reset() {
+  Ports& p = *p_;
+  clock_on_ = true;
+  clock_go_.notify(sc_core::SC_ZERO_TIME);
+  p.rst_n = false;
+  for (int i = 0; i < 4; ++i) {  // low for three clocks, released for one
+    if (i == 3) p.rst_n = true;
+    sc_core::wait(fall_);
+    ++total_cycles_;
+  }
+  clock_on_ = false;
+  reset_done_ = true;
+  reset_done_event_.notify();
+}
+
 GemvRun GemvRtl::drive(Job& j, WeightFeed& feed) {
   Ports& p = *p_;
   auto negedge = [this] {
     sc_core::wait(fall_);
     ++total_cycles_;
   };
-  if (!reset_done_) {
-    p.rst_n = false;
-    for (int i = 0; i < 3; ++i) negedge();
-    p.rst_n = true;
-    negedge();
-    reset_done_ = true;
-  }
   while (!p.cmd_ready.read()) negedge();
   p.cmd_wkind = j.wkind;
   p.cmd_smode = j.smode;

@@ -91,7 +91,8 @@ class GemvRtl : public sc_core::sc_module {  // owns the Verilated Vn3_gemv_engi
   // running sc_clock would keep the simulation from ever running out of
   // events, so the SystemC model's sc_start() could not return between
   // programs, and it would cost a Verilated evaluation every idle cycle.
-  void clock();  // SC_THREAD
+  void clock();           // SC_THREAD
+  void power_on_reset();  // SC_THREAD: the engine's reset at time 0
   sc_core::sc_signal<bool> clk_{"clk"};
   sc_core::sc_time period_;
   bool clock_on_ = false;
@@ -101,6 +102,7 @@ class GemvRtl : public sc_core::sc_module {  // owns the Verilated Vn3_gemv_engi
   std::unique_ptr<Vn3_gemv_engine> dut_;
   Waveform wave_;  // the waveform file, if any
   bool reset_done_ = false;
+  sc_core::sc_event reset_done_event_;
   int64_t total_cycles_ = 0;
   double stall_act_ = 0, stall_w_ = 0, stall_r_ = 0;
   std::mt19937_64 stall_rng_;

@@ -133,7 +133,7 @@ class RtlGemvUnit : public sc::MacUnit {
   // weight buffers, or (on chip) every row ready after one L2 read.
   void start_stream(const sim::Issued& in, double now, double tiles_from) {
     const sim::View& w = in.op("w");
-    per_row_ = std::max<int64_t>(w.row_bytes() + (w.scaled() ? w.scale_bytes() : 0), 1);
+    per_row_ = timing::weight_row_bytes(w);
     rows_ = w.rows;
     tiles_.clear();
     booked_ = 0;
@@ -148,7 +148,8 @@ class RtlGemvUnit : public sc::MacUnit {
       }
       return;
     }
-    const int64_t all = timing::view_bytes(w), tile = wbuf->tile_bytes();
+    // Whole rows per tile, as the timing model cuts them (MacUnit::model).
+    const int64_t all = timing::view_bytes(w), tile = timing::gemv_tile_bytes(wbuf->tile_bytes(), per_row_);
     for (int64_t off = 0; off < all; off += tile) tiles_.push_back({-1, off, std::min(tile, all - off), 0, false});
     stream_base_ = w.d.base;
     stream_start_ps_ = tiles_from;

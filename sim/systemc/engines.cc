@@ -153,7 +153,18 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
   if (w.d.space == Space::DDR) {
     // Tile by tile through the weight buffers: a tile streams once its slot
     // is free, and the MACs take it when it has landed and the previous one is done.
-    const int64_t tile = wbuf->tile_bytes();
+    // The GEMV engine takes a weight row whole into a core (the RTL,
+    // rtl_bridge/gemv_rtl.cc), so its stream fills a buffer with whole rows
+    // (timing::gemv_tile_bytes). A row longer than a buffer spans tiles: its
+    // first tile keeps its slot until the next has landed and the row has
+    // gone into its core (`land`: its beats in), so the slot is held as
+    // usual and extended once that landing is known, before this stream
+    // takes the slot again. (Byte-cut tiles split a row at every tile edge:
+    // the RTL then held each slot ~64 clocks past the next landing, and the
+    // model, not knowing, ran E2B 1.6 % ahead of the RTL; docs/rtl.md.)
+    const int64_t per_row = timing::weight_row_bytes(w);
+    const int64_t tile = gemm ? wbuf->tile_bytes() : timing::gemv_tile_bytes(wbuf->tile_bytes(), per_row);
+    int split = -1;  // the slot of the previous tile, if it ends inside a row
     for (int64_t off = 0; off < wbytes; off += tile) {
       const int64_t b = std::min(tile, wbytes - off);
       const WbufIf::Slot slot = wbuf->take();
@@ -162,11 +173,14 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
       // The MACs take a tile at the first clock edge after it landed.
       const double landed =
           timing::on_clock(ddr_move(b, false, not_before, p.memory.hp_ports.value, w.d.base + uint64_t(off)), now, clk);
+      if (split >= 0) wbuf->extend(split, landed + land);
+      split = -1;
       ddr_wait += std::max(0.0, landed + land - compute_end);  // the MACs idle until the tile is in
       compute_end = std::max(compute_end, landed + land) + compute_all * double(b) / double(wbytes);
       // (timing::mac_stream_end_ps: the last row's own work follows its arrival whole.)
       if (off + b >= wbytes) compute_end = std::max(compute_end, landed + land + row_work);
       wbuf->hold(slot.index, b, compute_end);
+      if (!gemm && off + b < wbytes && (off + b) % per_row != 0) split = slot.index;
     }
   } else {
     // Weights on chip: they stream from L2 row by row at the port's rate

@@ -97,4 +97,9 @@ void WeightBuffer::hold(int slot, int64_t bytes, double until_ps) {
   bytes_ += static_cast<uint64_t>(bytes);
 }
 
+void WeightBuffer::extend(int slot, double until_ps) {
+  double& f = free_at_[size_t(slot)];
+  if (!std::isinf(f)) f = std::max(f, until_ps);
+}
+
 }  // namespace n3::sc

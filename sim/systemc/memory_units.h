@@ -70,6 +70,7 @@ class WeightBuffer : public sc_core::sc_module, public WbufIf {
   int64_t tile_bytes() const override;
   Slot take() override;
   void hold(int slot, int64_t bytes, double until_ps) override;
+  void extend(int slot, double until_ps) override;
   uint64_t bytes() const { return bytes_; }
   void reset_counts() { bytes_ = 0; }
 

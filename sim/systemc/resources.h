@@ -129,6 +129,10 @@ class WbufIf : public virtual sc_core::sc_interface {
   virtual int64_t tile_bytes() const = 0;
   virtual Slot take() = 0;  // may wait (call from a thread)
   virtual void hold(int slot, int64_t bytes, double until_ps) = 0;
+  // A held slot stays taken until `until_ps` if that is later (a tile whose
+  // last row continues in the next tile: known once that one has landed).
+  // No effect once the slot has been taken again.
+  virtual void extend(int slot, double until_ps) = 0;
 };
 
 }  // namespace n3::sc

@@ -17,6 +17,14 @@ int64_t view_bytes(const sim::View& v) {
   return v.rows * (v.row_bytes() + (v.scaled() ? v.scale_bytes() : 0));
 }
 
+int64_t weight_row_bytes(const sim::View& w) {
+  return std::max<int64_t>(w.row_bytes() + (w.scaled() ? w.scale_bytes() : 0), 1);
+}
+
+int64_t gemv_tile_bytes(int64_t buffer_bytes, int64_t row_bytes) {
+  return row_bytes <= buffer_bytes ? buffer_bytes / row_bytes * row_bytes : buffer_bytes;
+}
+
 int64_t insn_macs(const sim::Issued& in) {
   const sim::View& y = in.op("dst");
   const sim::View& w = in.op("w");

@@ -21,6 +21,12 @@ Params load_params(const HwConfig& hw);
 
 // Bytes of a resolved view: data rows plus scale records.
 int64_t view_bytes(const sim::View& v);
+// Bytes of one row of a weight view with its scale record (at least 1).
+int64_t weight_row_bytes(const sim::View& w);
+// The bytes of one GEMV weight-stream tile: as many whole rows as fit in a
+// buffer of `buffer_bytes` (the engine takes rows whole); a row longer than
+// a buffer is cut at buffer edges.
+int64_t gemv_tile_bytes(int64_t buffer_bytes, int64_t row_bytes);
 // Multiply-accumulates of a GEMV/GEMM instruction (mv: T*N*K; qk/pv: H*n*d).
 int64_t insn_macs(const sim::Issued& in);
 // SFU elements processed: passes over the row data times the elements
