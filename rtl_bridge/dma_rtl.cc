@@ -169,7 +169,7 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
   struct Burst {
     uint64_t addr;
     int beats, done;
-    double ready_ps;  // its data are there (DmaMemTiming), reads only
+    double ready_ps;  // read: its data are there; write: its response may go (DmaMemTiming)
   };
   std::deque<Burst> rq, wq;
   std::deque<double> b_ready_ps;  // per completed write burst: when its response may go
@@ -213,6 +213,10 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
     if (aw_fire) wq.push_back(aw_burst);
     if (w_fire) {
       Burst& b = wq.front();
+      // The burst's data stream through the ports as the engine produces
+      // them: booked at its first beat, its response no sooner than booked.
+      if (b.done == 0)
+        b.ready_ps = timing ? timing->write_burst(space_of(b.addr), b.addr & low, int64_t(b.beats) * kBB) : 0.0;
       const uint64_t a = b.addr + static_cast<uint64_t>(b.done) * kBB;
       const bool last = b.done + 1 == b.beats;
       check(w_last == last, "w_last " + std::to_string(w_last) + " on beat " + std::to_string(b.done) + " of a " +
@@ -228,7 +232,7 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
         sm.write(at, &v, 1);
       }
       if (++b.done == b.beats) {
-        b_ready_ps.push_back(timing ? timing->write_burst(space_of(b.addr), b.addr & low, int64_t(b.beats) * kBB) : 0.0);
+        b_ready_ps.push_back(b.ready_ps);
         wq.pop_front();
         ++b_pending;
       }

@@ -35,7 +35,8 @@ using DmaJob = timing::DmaJob;
 // one burst, the time (ps, absolute) from which its data are there: a read
 // burst's beats are served no sooner, a write burst's response (B) no
 // sooner. Called when the read burst's address is accepted, and when the
-// write burst's last beat is; `addr` is the space's own address.
+// write burst's first beat is (its data cross the ports as they come);
+// `addr` is the space's own address.
 struct DmaMemTiming {
   virtual ~DmaMemTiming() = default;
   virtual double read_burst(isa::Space s, uint64_t addr, int64_t bytes) = 0;

@@ -73,14 +73,17 @@ class RtlDmaUnit : public sc::DmaUnit, private DmaMemTiming {
 
  private:
   // DmaMemTiming: each burst is one transaction on the model's memory
-  // units, from now (the burst's address or last beat was just accepted).
-  // A DDR burst crosses one HP port (the one that frees first) and the DDR
-  // channel; L2 and WBUF bursts an L2 port.
+  // units, from now (the burst's address or first beat was just accepted).
+  // A DDR burst is striped over timing.dma_hp_ports HP ports (a beat of the
+  // engine's bus spans them, timing::dma_bus_bytes) and crosses the DDR
+  // channel; bursts issued back to back queue on the channel, so a stream
+  // pays the latency once and then the channel's rate. L2 and WBUF bursts
+  // take an L2 port.
   double read_burst(Space s, uint64_t addr, int64_t bytes) override { return book(s, addr, bytes, false); }
   double write_burst(Space s, uint64_t addr, int64_t bytes) override { return book(s, addr, bytes, true); }
   double book(Space s, uint64_t addr, int64_t bytes, bool write) {
     const double now = c_.now_ps();
-    if (s == Space::DDR) return ddr_move(bytes, write, now, 1, addr);
+    if (s == Space::DDR) return ddr_move(bytes, write, now, c_.p.timing.dma_hp_ports.value, addr);
     return transact(l2, int(s), addr, bytes, 1, write, now);
   }
 
