@@ -212,16 +212,17 @@ int64_t elem_nibbles(isa::Dtype t) {
   }
 }
 
-// Fitted to n3_dma_engine with a memory that answers the next clock, every
-// job's clocks counted from its command beat to its completion beat
-// inclusive (docs/rtl.md "DMA engine"). A one-element read phase (the f32
-// scale, TWO_LEVEL's block byte) takes 5 (arm, AR, the beat, the element,
-// the phase change); the INT8 quantiser's max|x| pass and scale write 10
-// beyond the pass's chunks (the pass's read round trip and arm, the scale's
-// division, then the scale's own s1, s2, W and write response); a fill
-// reads nothing, so it saves the read round trip (AR and the first beat) of
-// dma_job_cycles.
-constexpr int64_t kScalePhaseCycles = 5, kQuantExtraCycles = 10, kReadTripCycles = 2;
+// Fitted to n3_dma_engine with a memory that answers the next clock, an
+// instruction's clocks counted from its first command beat to its last
+// completion beat inclusive (docs/rtl.md "DMA engine"). The engine's
+// read-address generator requests a job's reads while earlier jobs run, so
+// no job after the first waits for an AR. A one-element read phase (the
+// f32 scale, TWO_LEVEL's block byte) takes 4 (arm, the beat, the element,
+// the phase change); the INT8 quantiser's max|x| pass and scale write 9
+// beyond the pass's chunks (the pass's arm and first beat, the scale's
+// division, then the scale's own arm, s1, s2 and W); a fill reads nothing,
+// so it saves the first beat of dma_job_cycles.
+constexpr int64_t kScalePhaseCycles = 4, kQuantExtraCycles = 9, kReadTripCycles = 1;
 
 }  // namespace
 
