@@ -37,7 +37,7 @@ struct DmaInsnRecord {
   uint64_t dyn = 0;
   std::string what;         // "memcpy [1,256] ddr bf16 -> [1,256] l2 f32"
   double rtl_cycles = 0;    // the RTL: first command transfer to last completion
-  double model_cycles = 0;  // the timing model on an idle machine (dma_model_cycles)
+  double model_cycles = 0;  // the timing model with the memory's answers to the RTL's streams (dma_model_cycles)
   double mem_wait_cycles = 0;  // clocks the RTL waited on the memory's timing
   int64_t bytes = 0;        // dst bytes (data and scales)
 };
@@ -54,9 +54,14 @@ void use_rtl_dma(sc::RunOptions* o, const HwConfig& hw, const std::string& vcd);
 // worst instruction, the totals.
 void print_dma_comparison(const std::vector<DmaInsnRecord>& r, std::FILE* out);
 
-// The timing model's DMA duration for one instruction on an idle machine
-// (sim/systemc/engines.cc DmaUnit::model), in core clocks (cosim_dma.cc).
-double dma_model_cycles(const timing::Params& p, const sim::Issued& in, const sim::View* src, const sim::View& dst);
-double dma_memory_cycles(const timing::Params& p, const sim::View* src, const sim::View& dst);
+// The timing model's DMA duration for one instruction (sim/systemc/engines.cc
+// DmaUnit::model), in core clocks, when the memory answers its read and
+// write streams as `r` and `w` (cosim_dma.cc); dma_idle_stream: the answer
+// of an idle machine (nullptr or an empty view: no stream);
+// dma_memory_cycles: the model on an idle machine.
+double dma_model_cycles(const timing::Params& p, const sim::Issued& in, const timing::DmaStream& r,
+                        const timing::DmaStream& w);
+timing::DmaStream dma_idle_stream(const timing::Params& p, const sim::View* v);
+double dma_memory_cycles(const timing::Params& p, const sim::Issued& in, const sim::View* src, const sim::View& dst);
 
 }  // namespace n3::rtl
