@@ -355,7 +355,7 @@ double dma_after_last_beat_cycles(const Params& p, const std::vector<DmaJob>& jo
 double dma_read_ask_cycles() { return kFirstAr + kAsk; }
 
 double dma_write_ask_cycles(const Params& p, const sim::Issued& in, const DmaReadDelay& rd) {
-  return dma_first_w_cycles(p, dma_jobs(in)) + rd.first + kAsk;
+  return dma_first_w_cycles(p, dma_jobs(in)) + rd.first_w + kAsk;
 }
 
 DmaReadDelay dma_read_delay_cycles(const Params& p, const sim::Issued& in, const DmaStream& r) {
@@ -371,15 +371,21 @@ DmaReadDelay dma_read_delay_cycles(const Params& p, const sim::Issued& in, const
   const DmaJob& a = jobs.front();
   const DmaJob& z = jobs.back();
   const int64_t first = dequantises(a) ? 1 : std::min(burst, dma_job_beats(p, a).read);
+  // A dequantising copy's data follow its scale reads (a beat each).
+  const int64_t phases = dequantises(a) ? (a.smode == isa::ScaleMode::TWO_LEVEL ? 2 : 1) : 0;
+  const int64_t data_first = phases + std::min(burst, std::max<int64_t>(dma_job_beats(p, a).data, 1));
   const int64_t run = std::max<int64_t>(dma_job_beats(p, z).data, 1);
   const int64_t last = run % burst == 0 ? burst : run % burst;
   const double clk = p.core_ps(), te = dma_cycles(p, in);
   const double at = kFirstAr + kAsk + (r.queue_ps + r.latency_ps) / clk;
   d.first = std::max(0.0, edge(at + r.occupancy_ps * double(first) / double(total) / clk) - kFirstBeat);
+  // The first W beat waits for the first data beat (after the scale phases).
+  d.first_w = std::max(d.first, edge(at + r.occupancy_ps * double(std::min(data_first, total)) / double(total) / clk) -
+                                    (kFirstBeat + double(kScalePhaseCycles * phases)));
   // The last burst's beats follow its data a beat a clock.
   const double d_last =
       edge(at + r.occupancy_ps / clk) + double(last - 1) - (te - 1 - dma_after_last_beat_cycles(p, jobs));
-  d.total = std::max(d.first, d_last);
+  d.total = std::max({d.first, d.first_w, d_last});
   return d;
 }
 

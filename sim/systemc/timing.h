@@ -140,16 +140,17 @@ struct DmaStream {
 };
 // The clocks the reads add to the engine's own (dma_cycles): `first`, the
 // first burst's lateness against the clock the engine would take it
-// stall-free (it shifts the whole schedule, the first W beat included);
-// `total`, the later of that and the last beat's lateness against its
-// stall-free clock (a stream slower than the engine).
+// stall-free (it shifts the whole schedule); `first_w`, the shift of the
+// first W beat (the first data beat's lateness, after a dequantising copy's
+// scale reads); `total`, the latest of those and the last beat's lateness
+// against its stall-free clock (a stream slower than the engine).
 struct DmaReadDelay {
-  double first = 0, total = 0;
+  double first = 0, first_w = 0, total = 0;
 };
 DmaReadDelay dma_read_delay_cycles(const Params& p, const sim::Issued& in, const DmaStream& r);
 // Clocks from an instruction's start to when the engine asks for its reads
 // (its first AR) and for its writes (its first W beat: stall-free, shifted
-// by the reads' first delay); the memory takes a request from the falling
+// by rd.first_w); the memory takes a request from the falling
 // edge after it.
 double dma_read_ask_cycles();
 double dma_write_ask_cycles(const Params& p, const sim::Issued& in, const DmaReadDelay& rd);

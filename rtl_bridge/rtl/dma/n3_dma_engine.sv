@@ -37,7 +37,9 @@ module n3_dma_engine #(
   parameter int BURST = 16,  // beats per burst at most (ddr_burst_bytes / BB)
   parameter int AW = 48,     // address bits: {space, byte address}; the driver maps spaces
   parameter int LANES = 8,   // conversion lanes (compute.dma_lanes of the hardware file)
-  parameter int CQ = 16      // jobs queued (a power of two): enough jobs' reads in flight to cover a DDR latency
+  parameter int CQ = 16,     // jobs queued (a power of two): enough jobs' reads in flight to cover a DDR latency
+  parameter int CW = 64      // jobs awaiting their write responses (a power of two, >= CQ): a job leaves the
+                             // queue when its last W beat is out, so DDR write latency does not hold its slot
 ) (
   input  logic            clk,
   input  logic            rst_n,
@@ -144,12 +146,13 @@ module n3_dma_engine #(
     logic snib;
   } job_t;
   localparam int JB = $clog2(CQ);
-  job_t cq [CQ];
-  logic [JB:0] q_hd, q_ex, q_ag, q_tail;
-  logic [15:0] wend [CQ];
+  localparam int WB = $clog2(CW);
+  job_t cq [CQ];          // job i in slot i mod CQ, from q_tail until the datapath is done with it
+  logic [WB:0] q_hd, q_ex, q_ag, q_tail;
+  logic [15:0] wend [CW]; // job i's in entry i mod CW, until its completion beat
   logic [15:0] aw_cnt, b_cnt;
-  logic [JB:0] q_b;       // the oldest job that may still await responses
-  logic jerr [CQ];        // per job: some response was not OKAY
+  logic [WB:0] q_b;       // the oldest job that may still await responses
+  logic jerr [CW];        // per job: some response was not OKAY
 
   // The job in the datapath.
   job_t k;
@@ -407,11 +410,13 @@ module n3_dma_engine #(
   logic jend;
   assign jend = armed && pipe_empty && wr_idle &&
                 ((ph == P_DATA && k_kind != JK_QUANT && (k_kind == JK_FILL || rd_done)) || ph == P_QS);
-  logic [JB:0] ex_nx;           // the job the datapath takes next
-  assign ex_nx = jend ? q_ex + (JB + 1)'(1) : q_ex;
-  logic [JB-1:0] hd_s, ex_s, ag_s, tl_s;
-  assign hd_s = q_hd[JB-1:0];
-  assign ex_s = q_ex[JB-1:0];
+  logic [WB:0] ex_nx;           // the job the datapath takes next
+  assign ex_nx = jend ? q_ex + (WB + 1)'(1) : q_ex;
+  logic [WB-1:0] hd_s, ex_s, tl_w;  // entries of wend / jerr
+  logic [JB-1:0] ag_s, tl_s;        // slots of cq
+  assign hd_s = q_hd[WB-1:0];
+  assign ex_s = q_ex[WB-1:0];
+  assign tl_w = q_tail[WB-1:0];
   assign ag_s = q_ag[JB-1:0];
   assign tl_s = q_tail[JB-1:0];
   job_t nj;
@@ -442,13 +447,13 @@ module n3_dma_engine #(
   logic [AW:0] ag_na;
   assign ag_na = run_na(ag_saddr, ag_snib, ag_scaddr, ag_bkaddr, ag_nx);
 
-  assign cmd_ready = q_tail - q_hd != (JB + 1)'(CQ);
+  assign cmd_ready = q_tail - q_ex != (WB + 1)'(CQ) && q_tail - q_hd != (WB + 1)'(CW);
   // The job a write response belongs to: q_b's, or the next one's once
   // q_b's are all in (q_b advances a job a clock; every job writes).
-  logic [JB:0] bj;
+  logic [WB:0] bj;
   logic [15:0] b_short;
-  assign b_short = wend[q_b[JB-1:0]] - b_cnt;
-  assign bj = (q_b != q_ex && (b_short == 16'd0 || b_short[15])) ? q_b + (JB + 1)'(1) : q_b;
+  assign b_short = wend[q_b[WB-1:0]] - b_cnt;
+  assign bj = (q_b != q_ex && (b_short == 16'd0 || b_short[15])) ? q_b + (WB + 1)'(1) : q_b;
   // The oldest job, done by the datapath, with every write response in.
   logic [15:0] hd_short;
   assign hd_short = wend[hd_s] - b_cnt;
@@ -475,7 +480,7 @@ module n3_dma_engine #(
       q_b <= '0;
       aw_cnt <= '0;
       b_cnt <= '0;
-      for (int i = 0; i < CQ; i++) begin
+      for (int i = 0; i < CW; i++) begin
         wend[i] <= '0;
         jerr[i] <= 1'b0;
       end
@@ -498,7 +503,7 @@ module n3_dma_engine #(
       if (cmd_valid && cmd_ready) begin
         cq[tl_s] <= {cmd_kind, cmd_smode, cmd_sdt, cmd_ddt, cmd_n, cmd_konst, cmd_saddr, cmd_scaddr, cmd_bkaddr,
                      cmd_daddr, cmd_qaddr, cmd_snib};
-        q_tail <= q_tail + (JB + 1)'(1);
+        q_tail <= q_tail + (WB + 1)'(1);
       end
 
       // The read-address generator: a burst a clock while its run lasts,
@@ -512,7 +517,7 @@ module n3_dma_engine #(
           ar_left <= run_beats(ag_na, run_ew(ag_sdt, ag_nx), run_n(ag_n, ag_nx));
           ag_run <= ag_nx;
         end else begin
-          q_ag <= q_ag + (JB + 1)'(1);
+          q_ag <= q_ag + (WB + 1)'(1);
           ag_run <= R_NONE;
         end
       end
@@ -609,12 +614,12 @@ module n3_dma_engine #(
       if (b_valid) b_cnt <= b_cnt + 16'd1;
       q_b <= bj;
       if (jend) wend[ex_s] <= aw_cnt;  // its last burst is out (wr_idle)
-      for (int i = 0; i < CQ; i++) begin
-        if (cmd_valid && cmd_ready && JB'(i) == tl_s) jerr[i] <= 1'b0;
-        if (r_valid && r_ready && r_resp != 2'd0 && JB'(i) == ex_s) jerr[i] <= 1'b1;
-        if (b_valid && b_resp != 2'd0 && JB'(i) == bj[JB-1:0]) jerr[i] <= 1'b1;
+      for (int i = 0; i < CW; i++) begin
+        if (cmd_valid && cmd_ready && WB'(i) == tl_w) jerr[i] <= 1'b0;
+        if (r_valid && r_ready && r_resp != 2'd0 && WB'(i) == ex_s) jerr[i] <= 1'b1;
+        if (b_valid && b_resp != 2'd0 && WB'(i) == bj[WB-1:0]) jerr[i] <= 1'b1;
       end
-      if (done_valid && done_ready) q_hd <= q_hd + (JB + 1)'(1);
+      if (done_valid && done_ready) q_hd <= q_hd + (WB + 1)'(1);
 
       // Phase start: load the runs (after the updates above: a phase begins
       // with its reader and writer idle).
