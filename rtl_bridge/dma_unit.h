@@ -6,15 +6,17 @@
 //     functional core executes the instruction into a shadow memory, through
 //     the memories' debug transport;
 //   - runs the Verilated engine (rtl::DmaRtl) on the shadow: its AXI-like
-//     read and write channels are served burst by burst with the model's
-//     memory timing (each burst a TLM transaction booked on the DDR channel
-//     and an HP port, or on an L2 port), so the RTL's cycles include real
-//     memory stalls, other engines' traffic included;
+//     read and write channels are served with the model's memory timing
+//     (the instruction's reads and writes each one transfer on the model's
+//     DDR / HP ports or L2 port, booked as DmaUnit::model books them when
+//     the engine begins the stream; a burst is served with its share), so
+//     the RTL's cycles include real memory stalls, other engines' traffic
+//     included;
 //   - compares dst's bytes and scale records with the functional core's
 //     (the first difference stops the run: DmaMismatch names the
 //     instruction, the tensor and the element) and writes them back;
 //   - records the RTL's cycles next to the timing model's prediction for the
-//     same instruction on an idle machine (dma_rtl_records).
+//     same instruction given the same memory answers (dma_rtl_records).
 #pragma once
 #include <cstdint>
 #include <cstdio>
