@@ -32,22 +32,28 @@ namespace n3::rtl {
 // dst write side by side, each a DDR transfer (latency + occupancy through
 // dma_hp_ports HP ports) or an L2 port transfer, and no less than the
 // engine's own clocks (timing::dma_cycles). In core clocks.
-double dma_model_cycles(const timing::Params& p, const sim::Issued& in, const sim::View* src, const sim::View& dst) {
-  return std::max(dma_memory_cycles(p, src, dst), timing::dma_cycles(p, in));
+double dma_model_cycles(const timing::Params& p, const sim::Issued& in, const timing::DmaStream& r,
+                        const timing::DmaStream& w) {
+  const timing::DmaReadDelay rd = timing::dma_read_delay_cycles(p, in, r);
+  return timing::dma_cycles(p, in) + rd.total + timing::dma_write_delay_cycles(p, in, rd, w);
 }
 
-// The memory side alone. The cosim's memory answers the next clock, so the
-// cosim prints this (verbose) but compares the engine's own bound.
-double dma_memory_cycles(const timing::Params& p, const sim::View* src, const sim::View& dst) {
-  auto move = [&](const sim::View& v) {
-    const int64_t bytes = timing::view_bytes(v);
-    if (!bytes) return 0.0;
-    if (v.d.space == isa::Space::DDR)
-      return timing::ddr_latency_ps(p) + timing::ddr_occupancy_ps(p, bytes, p.timing.dma_hp_ports.value);
-    return timing::l2_ps(p, bytes);
-  };
-  const double t = std::max(src ? move(*src) : 0.0, move(dst));
-  return double(p.timing.dma_setup_cycles.value) + t / p.core_ps();
+timing::DmaStream dma_idle_stream(const timing::Params& p, const sim::View* v) {
+  timing::DmaStream s;
+  const int64_t bytes = v ? timing::view_bytes(*v) : 0;
+  if (!bytes) return s;
+  s.on = true;
+  if (v->d.space == isa::Space::DDR) {
+    s.latency_ps = timing::ddr_latency_ps(p);
+    s.occupancy_ps = timing::ddr_occupancy_ps(p, bytes, p.timing.dma_hp_ports.value);
+  } else {
+    s.occupancy_ps = timing::l2_ps(p, bytes);
+  }
+  return s;
+}
+
+double dma_memory_cycles(const timing::Params& p, const sim::Issued& in, const sim::View* src, const sim::View& dst) {
+  return dma_model_cycles(p, in, dma_idle_stream(p, src), dma_idle_stream(p, &dst));
 }
 
 namespace {
@@ -149,11 +155,11 @@ struct Harness : sc_core::sc_module {
     // The engine's clocks by the model's formula (DmaUnit's compute bound):
     // with this memory, the RTL must take exactly these.
     const double formula = timing::dma_cycles(params_, in);
-    const double memory = dma_memory_cycles(params_, g.memset ? nullptr : &g.src, g.dst);
+    const double memory = dma_memory_cycles(params_, in, g.memset ? nullptr : &g.src, g.dst);
     static const bool verbose = std::getenv("N3_COSIM_DMA_VERBOSE") != nullptr;
     if (verbose)
       log_ << "vector " << index << " " << g.conv << " class " << g.cls << " elements " << g.dst.numel() << " jobs "
-           << run.jobs << " rtl " << run.cycles << " formula " << formula << " memory " << memory << (g.stall > 0 ? " (stalls)" : "")
+           << run.jobs << " r " << run.first_r << " " << run.last_r << " w " << run.first_w << " b " << run.last_b << " rtl " << run.cycles << " formula " << formula << " memory " << memory << (g.stall > 0 ? " (stalls)" : "")
            << (bad.empty() ? "" : " MISMATCH") << "\n";
     if (g.stall == 0) {
       rep_.cycles[shape_key(g)].add(double(run.cycles), formula);

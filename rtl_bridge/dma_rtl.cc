@@ -104,6 +104,24 @@ DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
   d.b_resp(p.b_resp);
   d.busy(p.busy);
   SC_THREAD(clock);
+  SC_THREAD(power_on_reset);
+}
+
+// The engine is reset with the chip, at time 0, not by its first
+// instruction (as GemvRtl): a MEMCPY arriving during the reset waits for it.
+void DmaRtl::power_on_reset() {
+  Ports& p = *p_;
+  clock_on_ = true;
+  clock_go_.notify(sc_core::SC_ZERO_TIME);
+  p.rst_n = false;
+  for (int i = 0; i < 4; ++i) {  // low for three clocks, released for one
+    if (i == 3) p.rst_n = true;
+    sc_core::wait(clk_.negedge_event());
+    ++total_cycles_;
+  }
+  clock_on_ = false;
+  reset_done_ = true;
+  reset_done_event_.notify();
 }
 
 DmaRtl::~DmaRtl() = default;
@@ -132,6 +150,7 @@ void DmaRtl::clock() {
 
 DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing) {
   const std::vector<DmaJob> jobs = cut(in);
+  while (!reset_done_) sc_core::wait(reset_done_event_);
   clock_on_ = true;
   clock_go_.notify(sc_core::SC_ZERO_TIME);
   struct Gate {  // the clock stops when the run ends, also on an exception
@@ -143,13 +162,6 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
     sc_core::wait(clk_.negedge_event());
     ++total_cycles_;
   };
-  if (!reset_done_) {
-    p.rst_n = false;
-    for (int i = 0; i < 3; ++i) negedge();
-    p.rst_n = true;
-    negedge();
-    reset_done_ = true;
-  }
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   auto stall = [&] { return stall_ > 0 && coin(stall_rng_) < stall_; };
   auto space_of = [](uint64_t a) {
@@ -163,13 +175,16 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
   struct Burst {
     uint64_t addr;
     int beats, done;
-    double ready_ps;  // its data are there (DmaMemTiming), reads only
+    double ready_ps;  // read: its data are there; write: its response may go (DmaMemTiming)
   };
   std::deque<Burst> rq, wq;
   std::deque<double> b_ready_ps;  // per completed write burst: when its response may go
   int b_pending = 0;
   // The coming rising edge: a beat served now is taken then.
-  auto edge_ps = [this] { return (sc_core::sc_time_stamp() + period_ / 2).to_seconds() * 1e12; };
+  // Data the memory's answer puts within a picosecond of that edge (the
+  // kernel's time resolution; the answers are sums of ps in double) count
+  // as there, as the model's timing::on_clock rounds (sim/systemc/timing.h).
+  auto edge_ps = [this] { return (sc_core::sc_time_stamp() + period_ / 2).to_seconds() * 1e12 + 1.0; };
   bool r_valid = false, b_valid = false;
   bool cmd_fire = false, ar_fire = false, r_fire = false, aw_fire = false, w_fire = false, b_fire = false,
        done_fire = false;
@@ -177,6 +192,13 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
   int64_t m_first = -1, m_last = -1, m_active = 0;
   DmaRun run;
   run.jobs = static_cast<int64_t>(jobs.size());
+  // The streams' beats, for each burst's share of its stream.
+  int64_t read_beats = 0, write_beats = 0, read_at = 0, write_at = 0;
+  for (const DmaJob& j : jobs) {
+    const timing::DmaBeats b = timing::dma_job_beats(hw_, j);
+    read_beats += b.read;
+    write_beats += b.write;
+  }
   sc_dt::sc_bv<kBB * 8> beat, w_data;
   // The payloads of the transfers, captured when decided: after the edge the
   // engine's outputs already show its next beat.
@@ -196,17 +218,27 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
     }
     if (ar_fire) {
       rq.push_back(ar_burst);
-      if (timing)
-        rq.back().ready_ps = timing->read_burst(space_of(ar_burst.addr), ar_burst.addr & low,
-                                                int64_t(ar_burst.beats) * kBB);
+      read_at += ar_burst.beats;
+      check(read_at <= read_beats, "more read beats than the jobs' runs cover");
+      if (timing) rq.back().ready_ps = timing->read_share(space_of(ar_burst.addr), double(read_at) / double(read_beats));
     }
     if (r_fire) {
+      if (run.first_r < 0) run.first_r = m - m_first;
+      run.last_r = m - m_first;
       r_valid = false;
       if (++rq.front().done == rq.front().beats) rq.pop_front();
     }
     if (aw_fire) wq.push_back(aw_burst);
     if (w_fire) {
       Burst& b = wq.front();
+      // The burst's data cross the ports as the engine produces them: its
+      // share of the stream is timed from its first beat.
+      if (run.first_w < 0) run.first_w = m - m_first;
+      if (b.done == 0) {
+        write_at += b.beats;
+        check(write_at <= write_beats, "more write beats than the jobs' runs cover");
+        if (timing) b.ready_ps = timing->write_share(space_of(b.addr), double(write_at) / double(write_beats));
+      }
       const uint64_t a = b.addr + static_cast<uint64_t>(b.done) * kBB;
       const bool last = b.done + 1 == b.beats;
       check(w_last == last, "w_last " + std::to_string(w_last) + " on beat " + std::to_string(b.done) + " of a " +
@@ -222,12 +254,13 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
         sm.write(at, &v, 1);
       }
       if (++b.done == b.beats) {
-        b_ready_ps.push_back(timing ? timing->write_burst(space_of(b.addr), b.addr & low, int64_t(b.beats) * kBB) : 0.0);
+        b_ready_ps.push_back(b.ready_ps);
         wq.pop_front();
         ++b_pending;
       }
     }
     if (b_fire) {
+      run.last_b = m - m_first;
       b_valid = false;
       --b_pending;
       b_ready_ps.pop_front();

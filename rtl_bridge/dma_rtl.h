@@ -31,15 +31,17 @@ namespace n3::rtl {
 using DmaJob = timing::DmaJob;
 
 // The memory's timing behind the engine's channels (`n3 sim --rtl dma`: the
-// SystemC model's DDR / L2 units, rtl_bridge/dma_unit.cc). Each answers, for
-// one burst, the time (ps, absolute) from which its data are there: a read
-// burst's beats are served no sooner, a write burst's response (B) no
-// sooner. Called when the read burst's address is accepted, and when the
-// write burst's last beat is; `addr` is the space's own address.
+// SystemC model's DDR / L2 units, rtl_bridge/dma_unit.cc). The instruction's
+// reads are one stream and its writes another, each booked as the model
+// books it (one transfer of the src / dst view) when it begins: the first
+// read burst's address, the first write beat. Each call answers, for the
+// first `share` (0, 1] of the stream's beats, the time (ps, absolute) from
+// which they are there: a read burst's beats are served no sooner, a write
+// burst's response (B) no sooner.
 struct DmaMemTiming {
   virtual ~DmaMemTiming() = default;
-  virtual double read_burst(isa::Space s, uint64_t addr, int64_t bytes) = 0;
-  virtual double write_burst(isa::Space s, uint64_t addr, int64_t bytes) = 0;
+  virtual double read_share(isa::Space s, double share) = 0;
+  virtual double write_share(isa::Space s, double share) = 0;
 };
 
 struct DmaRun {
@@ -47,6 +49,9 @@ struct DmaRun {
   int64_t mem_wait_cycles = 0;  // clocks a read beat or a write response waited on DmaMemTiming
   int64_t jobs = 0;
   bool error_response = false;  // some job reported a non-OKAY response
+  // Clocks (from the first command transfer, 0) of the first and last read
+  // beat, the first W beat and the last write response (-1: none).
+  int64_t first_r = -1, last_r = -1, first_w = -1, last_b = -1;
 };
 
 class DmaRtl : public sc_core::sc_module {
@@ -76,7 +81,8 @@ class DmaRtl : public sc_core::sc_module {
   SC_HAS_PROCESS(DmaRtl);
   void start_of_simulation() override;
   void end_of_simulation() override;
-  void clock();  // SC_THREAD: the core clock, running only inside run()
+  void clock();           // SC_THREAD: the core clock, running only inside run()
+  void power_on_reset();  // SC_THREAD: the engine's reset at time 0
   struct Ports;
   HwConfig hw_;
   sc_core::sc_signal<bool> clk_{"clk"};
@@ -87,6 +93,7 @@ class DmaRtl : public sc_core::sc_module {
   std::unique_ptr<Vn3_dma_engine> dut_;
   Waveform wave_;  // the waveform file, if any
   bool reset_done_ = false;
+  sc_core::sc_event reset_done_event_;
   int64_t total_cycles_ = 0;
   double stall_ = 0;
   std::mt19937_64 stall_rng_;

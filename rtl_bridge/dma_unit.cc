@@ -48,6 +48,10 @@ class RtlDmaUnit : public sc::DmaUnit, private DmaMemTiming {
     const double now = c_.now_ps(), clk = c_.p.core_ps();
     const sim::View& dst = in.op("dst");
     const bool copy = in.def->opcode == isa::Opcode::MEMCPY;
+    streams_[0] = Stream();
+    streams_[0].view = copy ? &in.op("src") : nullptr;
+    streams_[1] = Stream();
+    streams_[1].view = &dst;
     const DmaRun run = rtl_.run(in, shadow_.memory(), this);
     rtl_.waveform().instruction_done();
     const double end = c_.now_ps();
@@ -61,31 +65,62 @@ class RtlDmaUnit : public sc::DmaUnit, private DmaMemTiming {
     rec.what = isa::mnemonic(*in.def, *in.sub) + " " + (copy ? view_text(in.op("src")) + " -> " : std::string()) +
                view_text(dst);
     rec.rtl_cycles = double(run.cycles);
-    rec.model_cycles = dma_model_cycles(c_.p, in, copy ? &in.op("src") : nullptr, dst);
+    // The model with the same memory answers: each stream's wait behind
+    // other traffic (its start less the RTL's ask), occupancy and latency.
+    rec.model_cycles = dma_model_cycles(c_.p, in, streams_[0].answer, streams_[1].answer);
     rec.mem_wait_cycles = double(run.mem_wait_cycles);
     rec.bytes = timing::view_bytes(dst);
     dma_rtl_records().push_back(rec);
     // N3_RTL_DMA_TRACE=1: one line per instruction (calibration work).
     static const bool trace = std::getenv("N3_RTL_DMA_TRACE") != nullptr;
-    if (trace)
-      std::fprintf(stderr, "rtl dma: #%llu pc %u %s: rtl %.0f (memory wait %.0f, %lld jobs), model %.2f, unit %.2f\n",
+    if (trace) {
+      const timing::DmaReadDelay rd = timing::dma_read_delay_cycles(c_.p, in, streams_[0].answer);
+      std::fprintf(stderr,
+                   "rtl dma: #%llu pc %u %s: rtl %.0f (memory wait %.0f, %lld jobs; clocks: first/last read beat "
+                   "%lld/%lld, first W %lld, last B %lld), model %.2f (engine %.0f, reads +%.0f, writes +%.0f), unit %.2f\n",
                    static_cast<unsigned long long>(rec.dyn), rec.pc, rec.what.c_str(), rec.rtl_cycles,
-                   rec.mem_wait_cycles, static_cast<long long>(run.jobs), rec.model_cycles, (end - now) / clk);
+                   rec.mem_wait_cycles, static_cast<long long>(run.jobs), static_cast<long long>(run.first_r),
+                   static_cast<long long>(run.last_r), static_cast<long long>(run.first_w),
+                   static_cast<long long>(run.last_b), rec.model_cycles, timing::dma_cycles(c_.p, in), rd.total,
+                   timing::dma_write_delay_cycles(c_.p, in, rd, streams_[1].answer), (end - now) / clk);
+    }
     // The unit's own need: its clocks less those it waited on the memory.
     return {end, double(run.cycles - run.mem_wait_cycles) * clk, -1};
   }
 
  private:
-  // DmaMemTiming: each burst is one transaction on the model's memory
-  // units, from now (the burst's address or last beat was just accepted).
-  // A DDR burst crosses one HP port (the one that frees first) and the DDR
-  // channel; L2 and WBUF bursts an L2 port.
-  double read_burst(Space s, uint64_t addr, int64_t bytes) override { return book(s, addr, bytes, false); }
-  double write_burst(Space s, uint64_t addr, int64_t bytes) override { return book(s, addr, bytes, true); }
-  double book(Space s, uint64_t addr, int64_t bytes, bool write) {
-    const double now = c_.now_ps();
-    if (s == Space::DDR) return ddr_move(bytes, write, now, 1, addr);
-    return transact(l2, int(s), addr, bytes, 1, write, now);
+  // DmaMemTiming: the instruction's reads are one transfer of its src view
+  // and its writes one of its dst view, booked on the model's memory units
+  // exactly as DmaUnit::model books them (EngineUnit::move: a DDR view over
+  // timing.dma_hp_ports HP ports and the DDR channel, rounded up to whole
+  // DDR bursts, then the DDR latency and the clock-domain crossing; an L2 or
+  // WBUF view over one L2 port), from the moment the engine begins the
+  // stream: so the stream pays the latency once, then the bandwidth, and
+  // other engines' traffic shares the same resources. A burst's beats are
+  // there once its share of the stream's occupancy has passed, plus the
+  // latency.
+  struct Stream {
+    const sim::View* view = nullptr;
+    bool booked = false;
+    double start = 0;
+    timing::DmaStream answer;  // the memory's answer (on once booked)
+  };
+  Stream streams_[2];  // reads, writes
+  double read_share(Space s, double share) override { return at(streams_[0], s, share, false); }
+  double write_share(Space s, double share) override { return at(streams_[1], s, share, true); }
+  double at(Stream& st, Space s, double share, bool write) {
+    require(st.view && st.view->d.space == s, "rtl dma: a burst outside the instruction's operand");
+    if (!st.booked) {
+      const double ask = c_.now_ps();
+      const double end = move(*st.view, write, ask, c_.p.timing.dma_hp_ports.value);
+      st.booked = true;
+      st.start = last_start_ps_;
+      st.answer.on = true;
+      st.answer.queue_ps = std::max(0.0, st.start - ask);
+      st.answer.latency_ps = s == Space::DDR ? timing::ddr_latency_ps(c_.p) : 0.0;
+      st.answer.occupancy_ps = std::max(0.0, end - st.answer.latency_ps - st.start);
+    }
+    return st.start + st.answer.occupancy_ps * share + st.answer.latency_ps;
   }
 
   // N3_RTL_DMA_INJECT=k flips the lowest bit of dst's first byte after the
@@ -186,7 +221,7 @@ void print_dma_comparison(const std::vector<DmaInsnRecord>& recs, std::FILE* out
   std::fprintf(out, "rtl dma: %zu instructions compared byte for byte (%lld dst bytes), RTL %.0f cycles (%.0f waiting on "
                     "memory), model %.0f cycles (%+.3f%%)\n",
                recs.size(), static_cast<long long>(bytes), rtl, wait, model, rtl > 0 ? 100.0 * (model - rtl) / rtl : 0.0);
-  std::fprintf(out, "rtl dma: per-instruction |model - rtl| / rtl (model: idle machine; rtl: with the run's memory traffic):\n");
+  std::fprintf(out, "rtl dma: per-instruction |model - rtl| / rtl (the model given the memory answers the RTL got):\n");
   double lo = 0;
   for (size_t b = 0; b < bins.size(); ++b) {
     char range[48];

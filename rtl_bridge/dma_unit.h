@@ -6,15 +6,17 @@
 //     functional core executes the instruction into a shadow memory, through
 //     the memories' debug transport;
 //   - runs the Verilated engine (rtl::DmaRtl) on the shadow: its AXI-like
-//     read and write channels are served burst by burst with the model's
-//     memory timing (each burst a TLM transaction booked on the DDR channel
-//     and an HP port, or on an L2 port), so the RTL's cycles include real
-//     memory stalls, other engines' traffic included;
+//     read and write channels are served with the model's memory timing
+//     (the instruction's reads and writes each one transfer on the model's
+//     DDR / HP ports or L2 port, booked as DmaUnit::model books them when
+//     the engine begins the stream; a burst is served with its share), so
+//     the RTL's cycles include real memory stalls, other engines' traffic
+//     included;
 //   - compares dst's bytes and scale records with the functional core's
 //     (the first difference stops the run: DmaMismatch names the
 //     instruction, the tensor and the element) and writes them back;
 //   - records the RTL's cycles next to the timing model's prediction for the
-//     same instruction on an idle machine (dma_rtl_records).
+//     same instruction given the same memory answers (dma_rtl_records).
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -37,7 +39,7 @@ struct DmaInsnRecord {
   uint64_t dyn = 0;
   std::string what;         // "memcpy [1,256] ddr bf16 -> [1,256] l2 f32"
   double rtl_cycles = 0;    // the RTL: first command transfer to last completion
-  double model_cycles = 0;  // the timing model on an idle machine (dma_model_cycles)
+  double model_cycles = 0;  // the timing model with the memory's answers to the RTL's streams (dma_model_cycles)
   double mem_wait_cycles = 0;  // clocks the RTL waited on the memory's timing
   int64_t bytes = 0;        // dst bytes (data and scales)
 };
@@ -54,9 +56,14 @@ void use_rtl_dma(sc::RunOptions* o, const HwConfig& hw, const std::string& vcd, 
 // worst instruction, the totals.
 void print_dma_comparison(const std::vector<DmaInsnRecord>& r, std::FILE* out);
 
-// The timing model's DMA duration for one instruction on an idle machine
-// (sim/systemc/engines.cc DmaUnit::model), in core clocks (cosim_dma.cc).
-double dma_model_cycles(const timing::Params& p, const sim::Issued& in, const sim::View* src, const sim::View& dst);
-double dma_memory_cycles(const timing::Params& p, const sim::View* src, const sim::View& dst);
+// The timing model's DMA duration for one instruction (sim/systemc/engines.cc
+// DmaUnit::model), in core clocks, when the memory answers its read and
+// write streams as `r` and `w` (cosim_dma.cc); dma_idle_stream: the answer
+// of an idle machine (nullptr or an empty view: no stream);
+// dma_memory_cycles: the model on an idle machine.
+double dma_model_cycles(const timing::Params& p, const sim::Issued& in, const timing::DmaStream& r,
+                        const timing::DmaStream& w);
+timing::DmaStream dma_idle_stream(const timing::Params& p, const sim::View* v);
+double dma_memory_cycles(const timing::Params& p, const sim::Issued& in, const sim::View* src, const sim::View& dst);
 
 }  // namespace n3::rtl

@@ -138,7 +138,7 @@ TEST(HwConfig, RejectsBadValuesNamingKeyFileAndLine) {
       {"dma_hp_ports: {value: 4,", "dma_hp_ports: {value: 5,", "timing.dma_hp_ports must be in [1, memory.hp_ports]"},
       {"queue_depth: {value: 8,", "queue_depth: {value: 0,", "'timing.queue_depth' must be positive"},
       {"dma_lanes: {value: 8,", "dma_lanes: {value: 0,", "'timing.dma_lanes' must be positive"},
-      {"dma_job_cycles: {value: 10,", "dma_job_cycles: {value: -1,", "'timing.dma_job_cycles' must not be negative"},
+      {"dma_job_cycles: {value: 6,", "dma_job_cycles: {value: -1,", "'timing.dma_job_cycles' must not be negative"},
       {"dma_lanes: {value: 8,", "dma_lanes: {value: 1.5,", "'timing.dma_lanes' must be an integer (is '1.5')"},
       {"cdc_sync_cycles:", "cdc_sync_cycles: {value: 2, source: \"x\"}\n  cdc_sync_cycles:",
        "'timing.cdc_sync_cycles' is given twice"},

@@ -5,12 +5,15 @@
 // instruction run on the RTL; a difference stops the run naming the
 // instruction, the tensor and the element; the unit list is checked; the
 // programs' memory is the functional core's and each unit writes a waveform.
-// The DMA cycles are printed against the model, not yet held to 2 %: the
-// DMA RTL and its model are being recalibrated.
+// The DMA engine's cycles are held to the calibrated model (issue 20): every
+// instruction and the DMA total within 2 % of the model's prediction given
+// the memory answers the RTL got, and the run's total within 2 % of the run
+// on the timing model alone.
 #if defined(N3_HAVE_RTL_DMA) && defined(N3_HAVE_RTL_GEMV)
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <regex>
 #include <string>
@@ -36,6 +39,21 @@ std::string tiny_io(const std::string& dir, int prompt, int steps) {
   return " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force";
 }
 
+// "rtl dma: 389 within 2%, 0 beyond; ..." -> {389, 0} ({-1, -1}: no such line).
+std::pair<long long, long long> dma_within_beyond(const std::string& err) {
+  std::smatch m;
+  if (!std::regex_search(err, m, std::regex("rtl dma: ([0-9]+) within 2%, ([0-9]+) beyond"))) return {-1, -1};
+  return {std::stoll(m[1]), std::stoll(m[2])};
+}
+
+// "rtl dma: ... RTL 17667 cycles (9324 waiting on memory), model 17667 cycles" -> {17667, 17667}.
+std::pair<double, double> dma_totals(const std::string& err) {
+  std::smatch m;
+  if (!std::regex_search(err, m, std::regex("RTL ([0-9]+) cycles \\([0-9]+ waiting on memory\\), model ([0-9]+) cycles")))
+    return {-1, -1};
+  return {std::stod(m[1]), std::stod(m[2])};
+}
+
 // "rtl dma: 389 instructions compared byte for byte" -> 389 (-1: none).
 long long dma_compared(const std::string& err) {
   std::smatch m;
@@ -48,6 +66,10 @@ TEST(RtlSimDma, TinyPromptAndDecodeMatchGoldenWithDmaAloneAndWithGemv) {
   const std::string io = tiny_io(dir, 13, 8);
   RunResult g = run_n3("golden --numerics npu" + io + " --dump " + dir + "/ref");
   ASSERT_EQ(g.status, 0) << g.err;
+  // The same run on the timing model alone: the reference for the totals.
+  RunResult m = run_n3("sim --backend systemc" + io + " --dump " + dir + "/model --stats " + dir + "/model.json");
+  ASSERT_EQ(m.status, 0) << m.err;
+  const double model_total = nlohmann::json::parse(read_file_text(dir + "/model.json")).at("total_cycles").get<double>();
   for (const std::string units : {"gemv,dma", "dma"}) {
     const std::string tag = units == "dma" ? "dma" : "both", cand = dir + "/" + tag;
     RunResult s = run_n3("sim --backend systemc --rtl " + units + io + " --dump " + cand + " --stats " + cand + ".json");
@@ -61,6 +83,18 @@ TEST(RtlSimDma, TinyPromptAndDecodeMatchGoldenWithDmaAloneAndWithGemv) {
     EXPECT_GT(dma, 0);
     EXPECT_EQ(dma_compared(s.err), dma) << s.err;
     EXPECT_NE(s.err.find("rtl dma: per-instruction |model - rtl| / rtl"), std::string::npos) << s.err;
+    // Every DMA instruction within 2 % of the model, none beyond; the DMA
+    // total and the run's total within 2 %.
+    const auto [within, beyond] = dma_within_beyond(s.err);
+    EXPECT_EQ(within, dma) << s.err;
+    EXPECT_EQ(beyond, 0) << s.err;
+    const auto [rtl, model] = dma_totals(s.err);
+    ASSERT_GT(rtl, 0) << s.err;
+    EXPECT_LE(std::fabs(model - rtl), 0.02 * rtl) << s.err;
+    const double total = stats.at("total_cycles").get<double>();
+    EXPECT_LE(std::fabs(total - model_total), 0.02 * model_total) << units << ": " << total << " vs " << model_total;
+    std::printf("--rtl %s: run total %.0f cycles, timing model alone %.0f (%+.3f%%)\n", units.c_str(), total,
+                model_total, 100.0 * (total - model_total) / model_total);
     EXPECT_TRUE(std::regex_search(s.err, std::regex("rtl dma: [0-9.]+ s wall, [0-9]+ RTL cycles simulated "
                                                     "\\([0-9]+ cycles per wall second\\)")))
         << s.err;
@@ -68,6 +102,54 @@ TEST(RtlSimDma, TinyPromptAndDecodeMatchGoldenWithDmaAloneAndWithGemv) {
     EXPECT_EQ(s.err.find("rtl gemv: per-instruction") != std::string::npos, units == "gemv,dma") << s.err;
     std::printf("--rtl %s:\n%s", units.c_str(), s.err.c_str());
   }
+}
+
+// Copies larger and more varied than the tiny model's: row gathers of one
+// element and of short rows (DDR to L2, DDR to DDR), dequantising INT4 and
+// quantising to INT8 (scale reads and writes), conversions both ways over
+// DDR, a long memset, a DDR-bound copy. The memory's delays the model puts
+// on the engine's schedule (docs/timing.md "DMA against the memory") hold
+// on each: every instruction within 2 % of the model given the same memory
+// answers, the total too.
+TEST(RtlSimDma, VariedCopiesMatchTheModelsMemoryDelays) {
+  const std::string dir = temp_dir("rtl_sim_dma_varied");
+  const std::string prog = R"(
+.desc a dtype=bf16 space=ddr base=0x0 rows=64 cols=1024 row_stride=2048
+.desc b dtype=f32 space=l2 base=0x0 rows=64 cols=1024 row_stride=4096
+.desc c dtype=bf16 space=ddr base=0x100000 rows=64 cols=1024 row_stride=2048
+.desc d dtype=bf16 space=l2 base=0x80000 rows=64 cols=1024 row_stride=2048
+.desc e dtype=bf16 space=ddr base=0x0 rows=64 cols=32 row_stride=2048
+.desc f dtype=bf16 space=ddr base=0x200000 rows=64 cols=32 row_stride=64
+.desc g dtype=f32 space=ddr base=0x300000 rows=256 cols=1 row_stride=256
+.desc h dtype=f32 space=l2 base=0x100000 rows=256 cols=1 row_stride=64
+.desc i dtype=int4 space=ddr base=0x310000 rows=64 cols=64 row_stride=32 scale_mode=row scale_base=0x320000 scale_stride=4
+.desc j dtype=f32 space=l2 base=0x110000 rows=64 cols=64 row_stride=256
+.desc k dtype=int8 space=ddr base=0x340000 rows=64 cols=64 row_stride=64 scale_mode=row scale_base=0x350000 scale_stride=4
+.desc l dtype=bf16 space=ddr base=0x360000 rows=16 cols=2048 row_stride=4096
+.desc m dtype=bf16 space=ddr base=0x380000 rows=16 cols=2048 row_stride=4096
+    memcpy dst=b src=a
+    memcpy dst=c src=b
+    memcpy dst=d src=a
+    memcpy dst=f src=e
+    memset dst=d k=zero
+    memcpy dst=h src=g
+    memcpy dst=j src=i
+    memcpy dst=k src=j
+    memcpy dst=m src=l
+    sys.halt
+.const zero f32 0
+)";
+  write_file_atomic(dir + "/p.s", prog);
+  ASSERT_EQ(run_n3("asm " + dir + "/p.s -o " + dir + "/p.n3p").status, 0);
+  RunResult r = run_n3("sim --backend systemc --rtl dma --program " + dir + "/p.n3p");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(dma_compared(r.err), 9) << r.err;
+  const auto [within, beyond] = dma_within_beyond(r.err);
+  EXPECT_EQ(within, 9) << r.err;
+  EXPECT_EQ(beyond, 0) << r.err;
+  const auto [rtl, model] = dma_totals(r.err);
+  ASSERT_GT(rtl, 0) << r.err;
+  EXPECT_LE(std::fabs(model - rtl), 0.02 * rtl) << r.err;
 }
 
 // A difference between the RTL and the functional core stops the run at the

@@ -173,8 +173,10 @@ TEST(SystemcSim, SimFuncProgramsBitIdenticalToFunc) {
 // per clock. Weight tiles are half the 4 x 64 KB weight buffers (128 KiB).
 constexpr double kDdrBytesPerClk = 10.944e9 / 400e6;  // 27.36
 constexpr double kDdrLatency = 51.2;
-// kv260 dma_setup_cycles (fitted to the RTL DMA engine, docs/rtl.md).
-constexpr double kDmaSetup = 0;
+// A DDR-bound MEMCPY's ends around its stream (timing.cc, fitted to the RTL
+// DMA engine, docs/rtl.md): the engine asks for its reads 2.5 clocks after
+// the instruction starts, and its last beat needs 6 more clocks to leave.
+constexpr double kDmaSetup = 2.5 + 6;
 
 double sim_cycles(const std::string& tag, const std::string& text, json* stats = nullptr) {
   const std::string dir = temp_dir(tag);
@@ -256,8 +258,8 @@ TEST(SystemcMicro, LongSfuOp) {
 }
 
 TEST(SystemcMicro, DdrBoundMemcpy) {
-  // 1 MiB bf16 DDR -> L2: setup 0 + 1 048 576 / 27.36 = 38 325.1 + latency
-  // 51.2 = 38 376.3 clocks (the L2 side, 1 MiB / 32 B = 32 768, is faster;
+  // 1 MiB bf16 DDR -> L2: 8.5 + 1 048 576 / 27.36 = 38 325.1 + latency
+  // 51.2 = 38 384.8 clocks (the L2 side, 1 MiB / 32 B = 32 768, is faster;
   // the DMA engine, 512 rows of 10 + 2 048 / 64 clocks = 21 504, too).
   const double hand = kDmaSetup + 1048576.0 / kDdrBytesPerClk + kDdrLatency;
   const double c = sim_cycles("memcpy", R"(
@@ -270,9 +272,9 @@ TEST(SystemcMicro, DdrBoundMemcpy) {
 }
 
 TEST(SystemcMicro, TwoEnginesOverlap) {
-  // The MEMCPY above (38 376.3) and an independent cvo.exp over 32 768
+  // The MEMCPY above (38 384.8) and an independent cvo.exp over 32 768
   // elements (4 + 32 768 + 16 = 32 788) with no token between them run
-  // concurrently: the total is the longer one (38 376.3), not the sum (71 164).
+  // concurrently: the total is the longer one (38 384.8), not the sum (71 173).
   const double hand = kDmaSetup + 1048576.0 / kDdrBytesPerClk + kDdrLatency;
   json j;
   const double c = sim_cycles("overlap", kMemcpyBesideExp, &j);
@@ -286,8 +288,8 @@ TEST(SystemcMicro, AFutureDdrWriteDoesNotBlockAnotherEngine) {
   // ~16 500 clocks, then 1 048 576 / 128 = 8 192 MAC clocks) writes its F32
   // result to DDR after computing, and a 64 KiB DDR -> L2 MEMCPY runs beside
   // it with no token between them. The MEMCPY must take the free channel at
-  // once, not wait behind the GEMV's write: setup 0 + 65 536 / 27.36 = 2 395.3 +
-  // latency 51.2 = 2 446.5 clocks of DMA time, not ~8 300 + 2 446.5.
+  // once, not wait behind the GEMV's write: 8.5 + 65 536 / 27.36 = 2 395.3 +
+  // latency 51.2 = 2 455.0 clocks of DMA time, not ~8 300 + 2 455.0.
   const double hand = kDmaSetup + 65536.0 / kDdrBytesPerClk + kDdrLatency;
   json j;
   sim_cycles("ddr_future", gemv_to_ddr_beside_memcpy(64), &j);
@@ -296,8 +298,8 @@ TEST(SystemcMicro, AFutureDdrWriteDoesNotBlockAnotherEngine) {
   // The memory units report what crossed them.
   EXPECT_EQ(j["memory_units"]["DDR channel"]["bytes"].get<uint64_t>(), 65536u + 4096u);
   EXPECT_GT(j["memory_units"]["L2 port 0"]["busy_cycles"].get<double>(), 0.0);
-  // A copy longer than the time to the GEMV's write (512 KiB: 0 + 524 288 /
-  // 27.36 + 51.2 = 19 213.5 clocks) runs without a pause: the write is booked
+  // A copy longer than the time to the GEMV's write (512 KiB: 8.5 + 524 288 /
+  // 27.36 + 51.2 = 19 222.0 clocks) runs without a pause: the write is booked
   // when the result exists (~16 500 clocks), so it queues behind the copy
   // instead of splitting the channel's free time in two.
   const double hand2 = kDmaSetup + 524288.0 / kDdrBytesPerClk + kDdrLatency;

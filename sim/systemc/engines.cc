@@ -94,17 +94,33 @@ void EngineUnit::run() {
 }
 
 EngineUnit::Timed DmaUnit::model(const sim::Issued& in) {
-  const double now = c_.now_ps(), setup = double(c_.p.timing.dma_setup_cycles.value) * c_.p.core_ps();
-  const sim::View& dst = in.op("dst");
-  double end = now + setup;
+  // The engine's own clocks (timing::dma_cycles, fitted to the RTL engine:
+  // its jobs' chunks with a memory answering the next clock), delayed by the
+  // memory: the reads are one transfer of src asked for at the first AR, the
+  // writes one of dst asked for at the first W beat (DDR over dma_hp_ports
+  // HP ports, then the latency; L2 over a port). The engine cannot convert
+  // before its first data nor finish before its last response, so the
+  // latencies add to its pipeline's head and tail instead of hiding under
+  // its clocks (docs/timing.md "DMA").
+  const double now = c_.now_ps(), clk = c_.p.core_ps();
   const int64_t ports = c_.p.timing.dma_hp_ports.value;
-  if (in.def->opcode == isa::Opcode::MEMCPY) end = std::max(end, move(in.op("src"), false, now + setup, ports));
-  end = std::max(end, move(dst, true, now + setup, ports));
-  // The engine's own clocks (timing::dma_cycles, fitted to the RTL engine):
-  // its jobs one at a time, chunks of at most a beat (dma_lanes for
-  // conversions); the instruction ends when both memory and engine are done.
-  end = std::max(end, now + timing::dma_cycles(c_.p, in) * c_.p.core_ps());
-  return {end, setup};
+  auto stream = [&](const sim::View& v, bool write, double ask) {
+    timing::DmaStream s;
+    if (timing::view_bytes(v) == 0) return s;
+    const double end = move(v, write, ask, ports);
+    s.on = true;
+    s.latency_ps = v.d.space == Space::DDR ? timing::ddr_latency_ps(c_.p) : 0.0;
+    s.queue_ps = std::max(0.0, last_start_ps_ - ask);
+    s.occupancy_ps = std::max(0.0, end - s.latency_ps - last_start_ps_);
+    return s;
+  };
+  const double engine = timing::dma_cycles(c_.p, in);
+  timing::DmaStream r;
+  if (in.def->opcode == isa::Opcode::MEMCPY) r = stream(in.op("src"), false, now + timing::dma_read_ask_cycles() * clk);
+  const timing::DmaReadDelay rd = timing::dma_read_delay_cycles(c_.p, in, r);
+  const timing::DmaStream w = stream(in.op("dst"), true, now + timing::dma_write_ask_cycles(c_.p, in, rd) * clk);
+  const double dw = timing::dma_write_delay_cycles(c_.p, in, rd, w);
+  return {now + (engine + rd.total + dw) * clk, engine * clk};
 }
 
 MacUnit::MacUnit(sc_core::sc_module_name n, Context& c, int engine) : EngineUnit(n, c, engine) {

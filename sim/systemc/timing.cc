@@ -220,49 +220,191 @@ int64_t elem_nibbles(isa::Dtype t) {
   }
 }
 
-// Fitted to n3_dma_engine with a memory that answers the next clock, every
-// job's clocks counted from its command beat to its completion beat
-// inclusive (docs/rtl.md "DMA engine"). A one-element read phase (the f32
-// scale, TWO_LEVEL's block byte) takes 5 (arm, AR, the beat, the element,
-// the phase change); the INT8 quantiser's max|x| pass and scale write 10
-// beyond the pass's chunks (the pass's read round trip and arm, the scale's
-// division, then the scale's own s1, s2, W and write response); a fill
-// reads nothing, so it saves the read round trip (AR and the first beat) of
-// dma_job_cycles.
-constexpr int64_t kScalePhaseCycles = 5, kQuantExtraCycles = 10, kReadTripCycles = 2;
+// Fitted to n3_dma_engine with a memory that answers the next clock, an
+// instruction's clocks counted from its first command beat to its last
+// completion beat inclusive (docs/rtl.md "DMA engine"). The engine's
+// read-address generator requests a job's reads while earlier jobs run, so
+// no job after the first waits for an AR. A one-element read phase (the
+// f32 scale, TWO_LEVEL's block byte) takes 4 (arm, the beat, the element,
+// the phase change); the INT8 quantiser's max|x| pass and scale write 9
+// beyond the pass's chunks (the pass's arm and first beat, the scale's
+// division, then the scale's own arm, s1, s2 and W); a fill reads nothing,
+// so it saves the first beat of dma_job_cycles.
+constexpr int64_t kScalePhaseCycles = 4, kQuantExtraCycles = 9, kReadTripCycles = 1;
+
+}  // namespace
+
+namespace {
+
+// A job's chunks (n3_dma_engine's chunk datapath, docs/rtl.md).
+struct JobShape {
+  int64_t bb, nb, sew, des, n, eps, chunk, k, last, soff, doff;
+  bool straddle;  // the first chunk needs the second src beat
+  bool tail;      // the last chunk fills one dst beat and starts another
+};
+
+JobShape job_shape(const Params& p, const DmaJob& j) {
+  JobShape s;
+  s.bb = dma_bus_bytes(p);
+  s.nb = 2 * s.bb;
+  const int64_t lanes = p.timing.dma_lanes.value, dew = elem_nibbles(j.ddt), epd = s.nb / dew;
+  s.sew = elem_nibbles(j.sdt);
+  s.des = dew / 2;
+  s.n = j.n;
+  s.eps = s.nb / s.sew;  // src / dst (epd) elements per beat
+  s.soff = int64_t(j.saddr % uint64_t(s.bb)) * 2 + (j.snib ? 1 : 0);  // first src nibble in its beat
+  s.doff = int64_t(j.daddr % uint64_t(s.bb));                         // first dst byte in its beat
+  s.chunk = j.kind == DmaJob::Fill ? epd : j.sdt == j.ddt ? s.eps : std::min({lanes, s.eps, epd});
+  s.k = (s.n + s.chunk - 1) / s.chunk;
+  s.last = s.n - (s.k - 1) * s.chunk;
+  s.straddle = j.kind != DmaJob::Fill && s.soff + std::min(s.chunk, s.n) * s.sew > s.nb;
+  s.tail = (s.doff + (s.n - s.last) * s.des) % s.bb + s.last * s.des > s.bb;
+  return s;
+}
 
 }  // namespace
 
 double dma_job_cycles(const Params& p, const DmaJob& j) {
-  const int64_t bb = dma_bus_bytes(p), nb = 2 * bb, lanes = p.timing.dma_lanes.value;
-  const int64_t sew = elem_nibbles(j.sdt), dew = elem_nibbles(j.ddt), des = dew / 2, n = j.n;
-  const int64_t eps = nb / sew, epd = nb / dew;  // src / dst elements per beat
-  const bool same = j.sdt == j.ddt;
-  const int64_t soff = int64_t(j.saddr % uint64_t(bb)) * 2 + (j.snib ? 1 : 0);  // first src nibble in its beat
-  const int64_t doff = int64_t(j.daddr % uint64_t(bb));                         // first dst byte in its beat
+  const JobShape s = job_shape(p, j);
   // A pass over the src in chunks of `c`: a chunk a clock, one more when the
   // first chunk needs the second beat (chunks leave the window only whole).
-  auto pass = [&](int64_t c, bool reads) {
-    const int64_t k = (n + c - 1) / c;
-    return k + ((reads && soff + std::min(c, n) * sew > nb) ? 1 : 0);
-  };
-  const int64_t chunk = j.kind == DmaJob::Fill ? epd : same ? eps : std::min({lanes, eps, epd});
-  const int64_t k = (n + chunk - 1) / chunk, last = n - (k - 1) * chunk;
-  // The last chunk fills one beat and starts another: W takes the two in two clocks.
-  const bool tail = (doff + (n - last) * des) % bb + last * des > bb;
-  double c = double(p.timing.dma_job_cycles.value) + double(pass(chunk, j.kind != DmaJob::Fill)) + (tail ? 1 : 0);
+  auto pass = [&](int64_t c) { return (s.n + c - 1) / c + ((s.soff + std::min(c, s.n) * s.sew > s.nb) ? 1 : 0); };
+  double c = double(p.timing.dma_job_cycles.value) + double(s.k + (s.straddle ? 1 : 0)) + (s.tail ? 1 : 0);
   if (j.kind == DmaJob::Fill) c -= double(kReadTripCycles);
-  if (j.kind == DmaJob::Copy && !same && (j.sdt == isa::Dtype::INT4 || j.sdt == isa::Dtype::INT8))
+  if (j.kind == DmaJob::Copy && j.sdt != j.ddt && (j.sdt == isa::Dtype::INT4 || j.sdt == isa::Dtype::INT8))
     c += double(kScalePhaseCycles) * (j.smode == isa::ScaleMode::TWO_LEVEL ? 2 : 1);
-  if (j.kind == DmaJob::Quant)
-    c += double(kQuantExtraCycles + pass(std::min(lanes, eps), true));
+  if (j.kind == DmaJob::Quant) c += double(kQuantExtraCycles + pass(std::min(p.timing.dma_lanes.value, s.eps)));
   return c;
+}
+
+DmaBeats dma_job_beats(const Params& p, const DmaJob& j) {
+  const uint64_t bb = uint64_t(dma_bus_bytes(p));
+  auto beats = [&](uint64_t first, uint64_t last) { return int64_t(last / bb - first / bb + 1); };
+  DmaBeats b;
+  if (j.kind == DmaJob::Copy && j.sdt != j.ddt && (j.sdt == isa::Dtype::INT4 || j.sdt == isa::Dtype::INT8)) {
+    b.read += beats(j.scaddr, j.scaddr + 3);
+    if (j.smode == isa::ScaleMode::TWO_LEVEL) b.read += 1;
+  }
+  if (j.kind != DmaJob::Fill) {
+    const uint64_t last_nibble = j.saddr * 2 + (j.snib ? 1 : 0) + uint64_t(j.n) * uint64_t(elem_nibbles(j.sdt)) - 1;
+    b.data = beats(j.saddr, last_nibble / 2);
+    b.read += b.data * (j.kind == DmaJob::Quant ? 2 : 1);
+  }
+  b.write = beats(j.daddr, j.daddr + uint64_t(j.n) * uint64_t(elem_nibbles(j.ddt) / 2) - 1);
+  if (j.kind == DmaJob::Quant) b.write += beats(j.qaddr, j.qaddr + 3);
+  return b;
 }
 
 double dma_cycles(const Params& p, const sim::Issued& in) {
   double c = double(p.timing.dma_setup_cycles.value);
   for (const DmaJob& j : dma_jobs(in)) c += dma_job_cycles(p, j);
   return c;
+}
+
+namespace {
+
+// Where the engine's stall-free schedule meets the memory (clocks from the
+// first command transfer, 0; measured on n3_dma_engine, docs/rtl.md): the
+// first AR goes at 2 (the command enters the queue, the generator loads the
+// run) and its first beat is taken at 3; a copy's first W beat goes at 7
+// when one chunk fills it (the beat, s1, s2, the packed beat, W; a clock
+// per further chunk it needs, a scale phase its 4, the quantiser its
+// max|x| pass and 3 more, a fill one clock less); after the last read beat
+// at least 6 clocks follow (its chunk, s1, s2, W, the response, the
+// completion), after the last write response 2 (the completion, counted).
+// The memory answers a request made at an edge from the next falling edge.
+constexpr double kFirstAr = 2, kFirstBeat = 3, kFirstW = 7, kAfterLastBeat = 6, kAfterLastB = 2, kAsk = 0.5;
+
+bool dequantises(const DmaJob& j) {
+  return j.kind == DmaJob::Copy && j.sdt != j.ddt && (j.sdt == isa::Dtype::INT4 || j.sdt == isa::Dtype::INT8);
+}
+
+// The first clock edge at or after `c` clocks (a hair of slack for ps sums).
+double edge(double c) { return std::ceil(c - 1e-6); }
+
+// The stall-free clock of the first W beat: the first job's first dst beat
+// goes once its chunks have filled it (or the run has ended).
+double dma_first_w_cycles(const Params& p, const std::vector<DmaJob>& jobs) {
+  if (jobs.empty()) return kFirstW;
+  const DmaJob& j = jobs.front();
+  const JobShape s = job_shape(p, j);
+  const int64_t fill = (s.bb - s.doff + s.chunk * s.des - 1) / (s.chunk * s.des);  // chunks to the first full beat
+  double c = kFirstW + double(std::min(s.k, fill) - 1) + (s.straddle ? 1 : 0);
+  if (j.kind == DmaJob::Fill) c -= double(kReadTripCycles);
+  if (dequantises(j)) c += double(kScalePhaseCycles) * (j.smode == isa::ScaleMode::TWO_LEVEL ? 2 : 1);
+  if (j.kind == DmaJob::Quant) {
+    const int64_t chunk = std::min(p.timing.dma_lanes.value, s.eps);
+    c += double((s.n + chunk - 1) / chunk + 3);
+  }
+  return c;
+}
+
+// Stall-free clocks from the last read beat to the end: the last reading
+// job's chunks in that beat and its pipeline (kAfterLastBeat, one more for a
+// last chunk over two dst beats), then any fill jobs after it.
+double dma_after_last_beat_cycles(const Params& p, const std::vector<DmaJob>& jobs) {
+  double after = 0;
+  for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) {
+    const JobShape s = job_shape(p, *it);
+    if (it->kind == DmaJob::Fill) {
+      after += dma_job_cycles(p, *it);
+      continue;
+    }
+    // Elements of the run in its last src beat; the chunks holding them.
+    const int64_t in_last = std::min(s.n * s.sew, (s.soff + s.n * s.sew - 1) % s.nb + 1) / s.sew;
+    const int64_t chunks = in_last <= s.last ? 1 : 1 + (in_last - s.last + s.chunk - 1) / s.chunk;
+    return after + kAfterLastBeat + double(chunks - 1) + (s.tail ? 1 : 0);
+  }
+  return after;
+}
+
+}  // namespace
+
+double dma_read_ask_cycles() { return kFirstAr + kAsk; }
+
+double dma_write_ask_cycles(const Params& p, const sim::Issued& in, const DmaReadDelay& rd) {
+  return dma_first_w_cycles(p, dma_jobs(in)) + rd.first_w + kAsk;
+}
+
+DmaReadDelay dma_read_delay_cycles(const Params& p, const sim::Issued& in, const DmaStream& r) {
+  DmaReadDelay d;
+  if (!r.on) return d;
+  const std::vector<DmaJob> jobs = dma_jobs(in);
+  int64_t total = 0;
+  for (const DmaJob& j : jobs) total += dma_job_beats(p, j).read;
+  if (total <= 0) return d;
+  // The first burst: the first run's beats (a scale: one), at most a burst;
+  // the last: the last job's data run's last burst.
+  const int64_t burst = std::max<int64_t>(p.timing.ddr_burst_bytes.value / dma_bus_bytes(p), 1);
+  const DmaJob& a = jobs.front();
+  const DmaJob& z = jobs.back();
+  const int64_t first = dequantises(a) ? 1 : std::min(burst, dma_job_beats(p, a).read);
+  // A dequantising copy's data follow its scale reads (a beat each).
+  const int64_t phases = dequantises(a) ? (a.smode == isa::ScaleMode::TWO_LEVEL ? 2 : 1) : 0;
+  const int64_t data_first = phases + std::min(burst, std::max<int64_t>(dma_job_beats(p, a).data, 1));
+  const int64_t run = std::max<int64_t>(dma_job_beats(p, z).data, 1);
+  const int64_t last = run % burst == 0 ? burst : run % burst;
+  const double clk = p.core_ps(), te = dma_cycles(p, in);
+  const double at = kFirstAr + kAsk + (r.queue_ps + r.latency_ps) / clk;
+  d.first = std::max(0.0, edge(at + r.occupancy_ps * double(first) / double(total) / clk) - kFirstBeat);
+  // The first W beat waits for the first data beat (after the scale phases).
+  d.first_w = std::max(d.first, edge(at + r.occupancy_ps * double(std::min(data_first, total)) / double(total) / clk) -
+                                    (kFirstBeat + double(kScalePhaseCycles * phases)));
+  // The last burst's beats follow its data a beat a clock.
+  const double d_last =
+      edge(at + r.occupancy_ps / clk) + double(last - 1) - (te - 1 - dma_after_last_beat_cycles(p, jobs));
+  d.total = std::max({d.first, d.first_w, d_last});
+  return d;
+}
+
+double dma_write_delay_cycles(const Params& p, const sim::Issued& in, const DmaReadDelay& rd, const DmaStream& w) {
+  if (!w.on) return 0;
+  // The stream begins at the first W beat, its last response comes once it
+  // has moved plus the latency; stall-free it comes kAfterLastB before the
+  // end, which the reads moved by rd.total.
+  const double clk = p.core_ps(), te = dma_cycles(p, in);
+  const double b = edge(dma_write_ask_cycles(p, in, rd) + (w.queue_ps + w.occupancy_ps + w.latency_ps) / clk);
+  return std::max(0.0, b - (te - kAfterLastB + rd.total));
 }
 
 }  // namespace n3::timing

@@ -117,10 +117,52 @@ std::vector<DmaJob> dma_jobs(const sim::Issued& in);
 // src beats and one where the last leaves two dst beats; plus the scale reads
 // of a dequantising copy and the INT8 quantiser's max|x| pass and scale write.
 double dma_job_cycles(const Params& p, const DmaJob& j);
+// Beats of the engine's bus (dma_bus_bytes) a job reads and writes: each run
+// (the f32 scale, TWO_LEVEL's block byte, the quantiser's two passes over
+// its group, the data; the data written, the quantiser's scale) covers the
+// beats its bytes touch, as the engine's bursts do.
+struct DmaBeats {
+  int64_t read = 0, write = 0;
+  int64_t data = 0;  // of `read`: one pass over the data run
+};
+DmaBeats dma_job_beats(const Params& p, const DmaJob& j);
 // The DMA engine's clocks for a whole MEMCPY / MEMSET with no memory wait:
 // dma_setup_cycles + the sum of its jobs' dma_job_cycles. DmaUnit's compute
 // bound; the cosim asserts the RTL takes exactly this.
 double dma_cycles(const Params& p, const sim::Issued& in);
+
+// The DMA engine against a memory with latency and a finite rate
+// (docs/timing.md "DMA"). An instruction's reads are one stream and its
+// writes another, each one transfer on the memory units (src / dst view).
+// The engine asks for its reads kDmaFirstAr clocks after the instruction
+// starts (its first AR) and starts its writes at its first W beat; each
+// stream is answered `queue_ps` after it asked (other traffic), then moves
+// in `occupancy_ps`, its data `latency_ps` after they moved (DDR latency and
+// clock-domain crossing; an L2 port: none), a burst's share of the beats in
+// its share of the occupancy.
+struct DmaStream {
+  bool on = false;
+  double queue_ps = 0, occupancy_ps = 0, latency_ps = 0;
+};
+// The clocks the reads add to the engine's own (dma_cycles): `first`, the
+// first burst's lateness against the clock the engine would take it
+// stall-free (it shifts the whole schedule); `first_w`, the shift of the
+// first W beat (the first data beat's lateness, after a dequantising copy's
+// scale reads); `total`, the latest of those and the last beat's lateness
+// against its stall-free clock (a stream slower than the engine).
+struct DmaReadDelay {
+  double first = 0, first_w = 0, total = 0;
+};
+DmaReadDelay dma_read_delay_cycles(const Params& p, const sim::Issued& in, const DmaStream& r);
+// Clocks from an instruction's start to when the engine asks for its reads
+// (its first AR) and for its writes (its first W beat: stall-free, shifted
+// by rd.first_w); the memory takes a request from the falling
+// edge after it.
+double dma_read_ask_cycles();
+double dma_write_ask_cycles(const Params& p, const sim::Issued& in, const DmaReadDelay& rd);
+// The clocks the writes add beyond the reads' delay: the last write
+// response's lateness against its stall-free clock shifted by rd.total.
+double dma_write_delay_cycles(const Params& p, const sim::Issued& in, const DmaReadDelay& rd, const DmaStream& w);
 
 // Duration in ps of moving `bytes` over DDR through `ports` HP ports, not
 // counting the latency: rounded up to whole bursts, at the sustained rate.

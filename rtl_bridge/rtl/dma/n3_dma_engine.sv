@@ -1,4 +1,4 @@
-// n3_dma_engine: the DMA engine (docs/rtl.md, "DMA engine"). It executes
+// n3_dma_engine: the DMA engine (docs/rtl.md, "DMA engine"). It converts
 // one job at a time: a run of elements read from memory, converted and
 // written back (JK_COPY), one INT8 scale group quantised (JK_QUANT: the
 // group is read twice, once for max|x| and once for the codes, then its
@@ -13,7 +13,13 @@
 // BURST beats, never crossing a 4 KB boundary. Every channel may stall for
 // any number of clocks: the engine holds valid and payload until ready.
 // Read and write addresses run ahead of the data (any number of bursts
-// outstanding).
+// outstanding). Jobs queue (CQ deep): the read-address generator walks the
+// reads of the queued jobs ahead of the datapath, so a stream of jobs pays
+// the memory's read latency once, not per job or per scale read; a job's
+// beats enter only when its run is armed (r_ready), the memory (an HP
+// port's read FIFO) holds the rest. The datapath starts the next job when
+// a job's last beat is out; each job completes, in order, once its write
+// responses are in.
 //
 // Datapath, a chunk a clock: the read window (two beats) yields a chunk of
 // up to a beat of src elements; stage 1 (s1) loads LANES values (load_value:
@@ -30,7 +36,10 @@ module n3_dma_engine #(
   parameter int BB = 16,     // bus bytes per beat (hp_port_bits / 8 of the hardware file)
   parameter int BURST = 16,  // beats per burst at most (ddr_burst_bytes / BB)
   parameter int AW = 48,     // address bits: {space, byte address}; the driver maps spaces
-  parameter int LANES = 8    // conversion lanes (compute.dma_lanes of the hardware file)
+  parameter int LANES = 8,   // conversion lanes (compute.dma_lanes of the hardware file)
+  parameter int CQ = 16,     // jobs queued (a power of two): enough jobs' reads in flight to cover a DDR latency
+  parameter int CW = 64      // jobs awaiting their write responses (a power of two, >= CQ): a job leaves the
+                             // queue when its last W beat is out, so DDR write latency does not hold its slot
 ) (
   input  logic            clk,
   input  logic            rst_n,
@@ -49,7 +58,7 @@ module n3_dma_engine #(
   input  logic [AW-1:0]   cmd_daddr,   // byte address of the first dst element
   input  logic [AW-1:0]   cmd_qaddr,   // JK_QUANT: where the group's f32 scale goes
   input  logic [31:0]     cmd_konst,   // JK_FILL: f32 or INT32 bits
-  // Completion: one beat per job, after its last write response.
+  // Completion: one beat per job, in order, after its last write response.
   output logic            done_valid,
   input  logic            done_ready,
   output logic            done_err,    // some response of the job was not OKAY
@@ -76,7 +85,7 @@ module n3_dma_engine #(
   input  logic            b_valid,
   output logic            b_ready,
   input  logic [1:0]      b_resp,
-  output logic            busy
+  output logic            busy         // some job queued, running or awaiting its responses
 );
   import n3_fp_pkg::*;
   import n3_dma_pkg::*;
@@ -120,16 +129,87 @@ module n3_dma_engine #(
     return (a < b) ? a : b;
   endfunction
 
-  typedef enum logic [2:0] { P_IDLE, P_SCALE, P_BLOCK, P_AMAX, P_DATA, P_QS, P_DRAIN, P_DONE } ph_t;
+  typedef enum logic [2:0] { P_IDLE, P_SCALE, P_BLOCK, P_AMAX, P_DATA, P_QS } ph_t;
   ph_t ph;
   logic armed;  // the current phase's runs are loaded
 
-  // The job.
+  // The job queue: commands in at q_tail; the read-address generator at
+  // q_ag, the datapath at q_ex, completions at q_hd (q_hd <= q_ex <= q_ag
+  // <= q_tail, pointers with a wrap bit). Write responses: aw_cnt bursts
+  // issued, b_cnt answered so far (mod 2^16); a job done by the datapath
+  // issued bursts up to wend, and is complete once b_cnt reaches it.
+  typedef struct packed {
+    logic [1:0] kind, smode;
+    logic [3:0] sdt, ddt;
+    logic [31:0] n, konst;
+    logic [AW-1:0] saddr, scaddr, bkaddr, daddr, qaddr;
+    logic snib;
+  } job_t;
+  localparam int JB = $clog2(CQ);
+  localparam int WB = $clog2(CW);
+  job_t cq [CQ];          // job i in slot i mod CQ, from q_tail until the datapath is done with it
+  logic [WB:0] q_hd, q_ex, q_ag, q_tail;
+  logic [15:0] wend [CW]; // job i's in entry i mod CW, until its completion beat
+  logic [15:0] aw_cnt, b_cnt;
+  logic [WB:0] q_b;       // the oldest job that may still await responses
+  logic jerr [CW];        // per job: some response was not OKAY
+
+  // The job in the datapath.
+  job_t k;
   logic [1:0] k_kind, k_smode;
   logic [3:0] k_sdt, k_ddt;
   logic [31:0] k_n, k_konst;
-  logic [AW-1:0] k_saddr, k_scaddr, k_bkaddr, k_daddr, k_qaddr;
-  logic k_snib, k_err;
+  logic [AW-1:0] k_daddr, k_qaddr;
+  assign k_kind = k.kind;
+  assign k_smode = k.smode;
+  assign k_sdt = k.sdt;
+  assign k_ddt = k.ddt;
+  assign k_n = k.n;
+  assign k_konst = k.konst;
+  assign k_daddr = k.daddr;
+  assign k_qaddr = k.qaddr;
+
+  // A job's read runs, in the order the datapath consumes them: the f32
+  // scale (and TWO_LEVEL's block byte) of a dequantising copy, the INT8
+  // quantiser's max|x| pass, the data. Each: its first nibble address, its
+  // element width in nibbles, its elements, its beats.
+  localparam logic [2:0] R_SCALE = 3'd0, R_BLOCK = 3'd1, R_AMAX = 3'd2, R_DATA = 3'd3, R_NONE = 3'd4;
+  function automatic logic dequant(logic [1:0] kind, logic [3:0] sdt, logic [3:0] ddt);
+    return kind == JK_COPY && sdt != ddt && (sdt == 4'(n3_isa_pkg::DTYPE_INT4) || sdt == 4'(n3_isa_pkg::DTYPE_INT8));
+  endfunction
+  function automatic logic run_on(logic [1:0] kind, logic [3:0] sdt, logic [3:0] ddt, logic [1:0] smode,
+                                  logic [2:0] r);
+    case (r)
+      R_SCALE: return dequant(kind, sdt, ddt);
+      R_BLOCK: return dequant(kind, sdt, ddt) && smode == 2'(n3_isa_pkg::SCALE_MODE_TWO_LEVEL);
+      R_AMAX: return kind == JK_QUANT;
+      R_DATA: return kind != JK_FILL;
+      default: return 1'b0;
+    endcase
+  endfunction
+  function automatic logic [AW:0] run_na(logic [AW-1:0] saddr, logic snib, logic [AW-1:0] scaddr,
+                                         logic [AW-1:0] bkaddr, logic [2:0] r);
+    case (r)
+      R_SCALE: return {scaddr, 1'b0};
+      R_BLOCK: return {bkaddr, 1'b0};
+      default: return {saddr, snib};
+    endcase
+  endfunction
+  function automatic logic [3:0] run_ew(logic [3:0] sdt, logic [2:0] r);
+    case (r)
+      R_SCALE: return 4'd8;
+      R_BLOCK: return 4'd2;
+      default: return elem_nibbles(sdt);
+    endcase
+  endfunction
+  function automatic logic [31:0] run_n(logic [31:0] n, logic [2:0] r);
+    return (r == R_SCALE || r == R_BLOCK) ? 32'd1 : n;
+  endfunction
+  function automatic logic [35:0] run_beats(logic [AW:0] na, logic [3:0] ew, logic [31:0] n);
+    logic [AW-1:0] last;  // the byte of the run's last nibble
+    last = AW'((na + (AW + 1)'(n) * (AW + 1)'(ew) - (AW + 1)'(1)) >> 1);
+    return 36'((last >> LB) - (na[AW:1] >> LB)) + 36'd1;
+  endfunction
   logic [31:0] sc_row;          // the run's f32 scale
   logic [7:0] sc_blk;           // TWO_LEVEL block scale
   logic [31:0] q_amax, q_s;     // JK_QUANT: max |x| of the finite elements; the group's scale
@@ -160,8 +240,9 @@ module n3_dma_engine #(
   // function of the job's shape (timing::dma_job_cycles).
   logic [3:0] rd_ew;
   logic [31:0] rd_left;
-  logic [AW-1:0] ar_next;       // beat address of the next read burst
-  logic [35:0] ar_left;         // beats not yet requested
+  logic [35:0] rb_left;         // beats of the armed run not yet in
+  logic [AW-1:0] ar_next;       // beat address of the generator's next read burst
+  logic [35:0] ar_left;         // beats of the generator's run not yet requested
   logic [RWB-1:0] rwin;
   logic [31:0] rcnt, rskip, want, popn;
   logic chunk_ready, pop;
@@ -171,7 +252,9 @@ module n3_dma_engine #(
   assign ar_valid = ar_left != 36'd0;
   assign ar_addr = ar_next;
   assign ar_len = 8'(burst_beats(ar_next[11:0], ar_left) - 9'd1);
-  assign r_ready = rcnt - popn <= 32'(NB);  // room for a beat after this clock's chunk
+  // A beat of the armed run, and room for it after this clock's chunk (the
+  // next run's beats wait in the memory until their run is armed).
+  assign r_ready = rb_left != 36'd0 && rcnt - popn <= 32'(NB);
 
   // ---- Writer: a run of wr_left elements of wr_des bytes. The write
   // window holds up to two beats, wpos bytes (from the run's offset in its
@@ -191,7 +274,6 @@ module n3_dma_engine #(
   logic [BB*8-1:0] wout;
   logic [BB-1:0] wout_strb;
   logic wout_v, wout_last;
-  logic [9:0] outstanding;      // write bursts without their response
   logic wfree, pack_ok, pack, emit;
   assign aw_valid = aw_left != 36'd0;
   assign aw_addr = aw_next;
@@ -293,44 +375,91 @@ module n3_dma_engine #(
     emit = wfree && (npos >= 32'(BB) || (nleft == 32'd0 && npos != 32'd0));
   end
 
-  // The run each phase loads when it begins.
+  // The runs each phase loads when it begins.
+  logic [2:0] rs_run;
   logic [AW:0] rs_na;
-  logic [3:0] rs_ew;
-  logic [31:0] rs_n;
   logic rs_on, ws_on;
   logic [AW-1:0] ws_addr;
   logic [2:0] ws_des;
   logic [31:0] ws_n;
   always_comb begin
-    rs_on = 1'b0;
-    rs_na = {k_saddr, k_snib};
-    rs_ew = elem_nibbles(k_sdt);
-    rs_n = k_n;
+    rs_run = R_DATA;
     ws_on = 1'b0;
     ws_addr = k_daddr;
     ws_des = 3'(elem_nibbles(k_ddt) >> 1);
     ws_n = k_n;
     case (ph)
-      P_SCALE: begin rs_on = 1'b1; rs_na = {k_scaddr, 1'b0}; rs_ew = 4'd8; rs_n = 32'd1; end
-      P_BLOCK: begin rs_on = 1'b1; rs_na = {k_bkaddr, 1'b0}; rs_ew = 4'd2; rs_n = 32'd1; end
-      P_AMAX: rs_on = 1'b1;
-      P_DATA: begin rs_on = k_kind != JK_FILL; ws_on = 1'b1; end
-      P_QS: begin ws_on = 1'b1; ws_addr = k_qaddr; ws_des = 3'd4; ws_n = 32'd1; end
-      default: ;
+      P_SCALE: rs_run = R_SCALE;
+      P_BLOCK: rs_run = R_BLOCK;
+      P_AMAX: rs_run = R_AMAX;
+      P_DATA: ws_on = 1'b1;
+      P_QS: begin rs_run = R_NONE; ws_on = 1'b1; ws_addr = k_qaddr; ws_des = 3'd4; ws_n = 32'd1; end
+      default: rs_run = R_NONE;
     endcase
+    rs_on = run_on(k.kind, k.sdt, k.ddt, k.smode, rs_run);
+    rs_na = run_na(k.saddr, k.snib, k.scaddr, k.bkaddr, rs_run);
   end
-  logic [AW-1:0] rs_end, ws_end;
-  // The byte of the run's last nibble.
-  assign rs_end = AW'((rs_na + (AW + 1)'(rs_n) * (AW + 1)'(rs_ew) - (AW + 1)'(1)) >> 1);
+  logic [AW-1:0] ws_end;
   assign ws_end = ws_addr + AW'(ws_n) * AW'(ws_des) - AW'(1);                 // last byte
   logic rd_done, pipe_empty;
-  assign rd_done = rd_left == 32'd0 && ar_left == 36'd0;
+  assign rd_done = rd_left == 32'd0 && rb_left == 36'd0;
   assign pipe_empty = !s1_v && !s2_v && fill_left == 32'd0;
 
-  assign cmd_ready = ph == P_IDLE;
-  assign done_valid = ph == P_DONE;
-  assign done_err = k_err;
-  assign busy = ph != P_IDLE;
+  // The datapath is done with its job: its last beat is out (write
+  // responses are awaited by the completion side, not here).
+  logic jend;
+  assign jend = armed && pipe_empty && wr_idle &&
+                ((ph == P_DATA && k_kind != JK_QUANT && (k_kind == JK_FILL || rd_done)) || ph == P_QS);
+  logic [WB:0] ex_nx;           // the job the datapath takes next
+  assign ex_nx = jend ? q_ex + (WB + 1)'(1) : q_ex;
+  logic [WB-1:0] hd_s, ex_s, tl_w;  // entries of wend / jerr
+  logic [JB-1:0] ag_s, tl_s;        // slots of cq
+  assign hd_s = q_hd[WB-1:0];
+  assign ex_s = q_ex[WB-1:0];
+  assign tl_w = q_tail[WB-1:0];
+  assign ag_s = q_ag[JB-1:0];
+  assign tl_s = q_tail[JB-1:0];
+  job_t nj;
+  assign nj = cq[ex_nx[JB-1:0]];
+
+  // The read-address generator: the next run of the job at q_ag after the
+  // one it is on (R_NONE: that job has no more).
+  logic [1:0] ag_kind, ag_smode;
+  logic [3:0] ag_sdt, ag_ddt;
+  logic [31:0] ag_n;
+  logic [AW-1:0] ag_saddr, ag_scaddr, ag_bkaddr;
+  logic ag_snib;
+  logic [2:0] ag_run, ag_nx;
+  assign ag_kind = cq[ag_s].kind;
+  assign ag_smode = cq[ag_s].smode;
+  assign ag_sdt = cq[ag_s].sdt;
+  assign ag_ddt = cq[ag_s].ddt;
+  assign ag_n = cq[ag_s].n;
+  assign ag_saddr = cq[ag_s].saddr;
+  assign ag_scaddr = cq[ag_s].scaddr;
+  assign ag_bkaddr = cq[ag_s].bkaddr;
+  assign ag_snib = cq[ag_s].snib;
+  always_comb begin
+    ag_nx = R_NONE;
+    for (int r = 3; r >= 0; r--)
+      if ((ag_run == R_NONE || 3'(r) > ag_run) && run_on(ag_kind, ag_sdt, ag_ddt, ag_smode, 3'(r))) ag_nx = 3'(r);
+  end
+  logic [AW:0] ag_na;
+  assign ag_na = run_na(ag_saddr, ag_snib, ag_scaddr, ag_bkaddr, ag_nx);
+
+  assign cmd_ready = q_tail - q_ex != (WB + 1)'(CQ) && q_tail - q_hd != (WB + 1)'(CW);
+  // The job a write response belongs to: q_b's, or the next one's once
+  // q_b's are all in (q_b advances a job a clock; every job writes).
+  logic [WB:0] bj;
+  logic [15:0] b_short;
+  assign b_short = wend[q_b[WB-1:0]] - b_cnt;
+  assign bj = (q_b != q_ex && (b_short == 16'd0 || b_short[15])) ? q_b + (WB + 1)'(1) : q_b;
+  // The oldest job, done by the datapath, with every write response in.
+  logic [15:0] hd_short;
+  assign hd_short = wend[hd_s] - b_cnt;
+  assign done_valid = q_hd != q_ex && (hd_short == 16'd0 || hd_short[15]);
+  assign done_err = jerr[hd_s];
+  assign busy = q_hd != q_tail;
 
   logic [8:0] arb, awb;
   assign arb = burst_beats(ar_next[11:0], ar_left);
@@ -341,7 +470,20 @@ module n3_dma_engine #(
       ph <= P_IDLE;
       armed <= 1'b0;
       rd_left <= '0;
+      rb_left <= '0;
       ar_left <= '0;
+      ag_run <= R_NONE;
+      q_hd <= '0;
+      q_ex <= '0;
+      q_ag <= '0;
+      q_tail <= '0;
+      q_b <= '0;
+      aw_cnt <= '0;
+      b_cnt <= '0;
+      for (int i = 0; i < CW; i++) begin
+        wend[i] <= '0;
+        jerr[i] <= 1'b0;
+      end
       rwin <= '0;
       rcnt <= '0;
       rskip <= '0;
@@ -353,40 +495,35 @@ module n3_dma_engine #(
       wstb <= '0;
       wwin <= '0;
       wpos <= '0;
-      outstanding <= '0;
       s1_v <= 1'b0;
       s2_v <= 1'b0;
       fill_left <= '0;
-      k_err <= 1'b0;
     end else begin
-      // Command.
+      // Command: into the queue.
       if (cmd_valid && cmd_ready) begin
-        k_kind <= cmd_kind;
-        k_sdt <= cmd_sdt;
-        k_ddt <= cmd_ddt;
-        k_smode <= cmd_smode;
-        k_n <= cmd_n;
-        k_saddr <= cmd_saddr;
-        k_snib <= cmd_snib;
-        k_scaddr <= cmd_scaddr;
-        k_bkaddr <= cmd_bkaddr;
-        k_daddr <= cmd_daddr;
-        k_qaddr <= cmd_qaddr;
-        k_konst <= cmd_konst;
-        k_err <= 1'b0;
-        armed <= 1'b0;
-        if (cmd_kind == JK_QUANT) ph <= P_AMAX;
-        else if (cmd_kind == JK_COPY && cmd_sdt != cmd_ddt &&
-                 (cmd_sdt == 4'(n3_isa_pkg::DTYPE_INT4) || cmd_sdt == 4'(n3_isa_pkg::DTYPE_INT8))) ph <= P_SCALE;
-        else ph <= P_DATA;
+        cq[tl_s] <= {cmd_kind, cmd_smode, cmd_sdt, cmd_ddt, cmd_n, cmd_konst, cmd_saddr, cmd_scaddr, cmd_bkaddr,
+                     cmd_daddr, cmd_qaddr, cmd_snib};
+        q_tail <= q_tail + (WB + 1)'(1);
       end
 
-      // Read channels and the read window.
+      // The read-address generator: a burst a clock while its run lasts,
+      // then the next run of its job, then the next queued job.
       if (ar_valid && ar_ready) begin
         ar_next <= ar_next + AW'(arb) * AW'(BB);
         ar_left <= ar_left - 36'(arb);
+      end else if (ar_left == 36'd0 && q_ag != q_tail) begin
+        if (ag_nx != R_NONE) begin
+          ar_next <= ag_na[AW:1] & BEAT;
+          ar_left <= run_beats(ag_na, run_ew(ag_sdt, ag_nx), run_n(ag_n, ag_nx));
+          ag_run <= ag_nx;
+        end else begin
+          q_ag <= q_ag + (WB + 1)'(1);
+          ag_run <= R_NONE;
+        end
       end
-      if (r_valid && r_ready && r_resp != 2'd0) k_err <= 1'b1;
+
+      // Read data: the armed run's beats.
+      if (r_valid && r_ready) rb_left <= rb_left - 36'd1;
       begin
         logic [RWB-1:0] w;
         logic [31:0] c;
@@ -471,21 +608,30 @@ module n3_dma_engine #(
         aw_next <= aw_next + AW'(awb) * AW'(BB);
         aw_left <= aw_left - 36'(awb);
       end
-      outstanding <= outstanding + 10'(aw_valid && aw_ready) - 10'(b_valid);
-      if (b_valid && b_resp != 2'd0) k_err <= 1'b1;
+      // Completion: write bursts and responses counted (responses come in
+      // order); a job's errors kept until its completion beat.
+      if (aw_valid && aw_ready) aw_cnt <= aw_cnt + 16'd1;
+      if (b_valid) b_cnt <= b_cnt + 16'd1;
+      q_b <= bj;
+      if (jend) wend[ex_s] <= aw_cnt;  // its last burst is out (wr_idle)
+      for (int i = 0; i < CW; i++) begin
+        if (cmd_valid && cmd_ready && WB'(i) == tl_w) jerr[i] <= 1'b0;
+        if (r_valid && r_ready && r_resp != 2'd0 && WB'(i) == ex_s) jerr[i] <= 1'b1;
+        if (b_valid && b_resp != 2'd0 && WB'(i) == bj[WB-1:0]) jerr[i] <= 1'b1;
+      end
+      if (done_valid && done_ready) q_hd <= q_hd + (WB + 1)'(1);
 
       // Phase start: load the runs (after the updates above: a phase begins
       // with its reader and writer idle).
-      if (ph != P_IDLE && ph != P_DRAIN && ph != P_DONE && !armed) begin
+      if (ph != P_IDLE && !armed) begin
         armed <= 1'b1;
-        if (rs_on) begin
-          rd_ew <= rs_ew;
-          rd_left <= rs_n;
+        if (rs_on) begin  // the generator has requested (or will) the same beats
+          rd_ew <= run_ew(k.sdt, rs_run);
+          rd_left <= run_n(k.n, rs_run);
+          rb_left <= run_beats(rs_na, run_ew(k.sdt, rs_run), run_n(k.n, rs_run));
           rwin <= '0;
           rcnt <= 32'd0;
           rskip <= 32'(rs_na[LB:0]);
-          ar_next <= rs_na[AW:1] & BEAT;
-          ar_left <= 36'((rs_end >> LB) - (rs_na[AW:1] >> LB)) + 36'd1;
         end
         if (ws_on) begin
           wr_addr <= ws_addr;
@@ -520,16 +666,25 @@ module n3_dma_engine #(
             ph <= P_DATA;
             armed <= 1'b0;
           end
-          P_DATA: if ((k_kind == JK_FILL || rd_done) && pipe_empty && wr_idle) begin
-            ph <= (k_kind == JK_QUANT) ? P_QS : P_DRAIN;
+          P_DATA: if (k_kind == JK_QUANT && rd_done && pipe_empty && wr_idle) begin
+            ph <= P_QS;
             armed <= 1'b0;
           end
-          P_QS: if (pipe_empty && wr_idle) begin ph <= P_DRAIN; armed <= 1'b0; end
           default: ;
         endcase
       end
-      if (ph == P_DRAIN && outstanding == 10'd0 && wr_idle) ph <= P_DONE;
-      if (ph == P_DONE && done_ready) ph <= P_IDLE;
+      // Job end: the next queued job, if any, starts at once.
+      if (jend) q_ex <= ex_nx;
+      if ((ph == P_IDLE || jend) && ex_nx != q_tail) begin
+        k <= nj;
+        armed <= 1'b0;
+        if (nj.kind == JK_QUANT) ph <= P_AMAX;
+        else if (dequant(nj.kind, nj.sdt, nj.ddt)) ph <= P_SCALE;
+        else ph <= P_DATA;
+      end else if (jend) begin
+        ph <= P_IDLE;
+        armed <= 1'b0;
+      end
     end
   end
 
