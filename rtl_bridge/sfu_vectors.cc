@@ -1,0 +1,242 @@
+#include "rtl_bridge/sfu_vectors.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "golden/numerics/ops.h"
+#include "rtl_bridge/cosim.h"
+
+namespace n3::rtl {
+
+using isa::CvoFunc;
+using F = isa::CvoFunc;
+
+const CvoFunc kSfuFuncs[] = {F::EXP,  F::SQRT, F::RSQRT, F::RECIP, F::TANH, F::GELU, F::SIN, F::COS, F::SCALE,
+                             F::RELU, F::ADDK, F::MAXK,  F::ADD,   F::SUB,  F::MUL,  F::MAX, F::MAC};
+const int kNumSfuFuncs = sizeof(kSfuFuncs) / sizeof(kSfuFuncs[0]);
+
+std::string sfu_func_name(CvoFunc f) { return isa::enum_text(isa::EnumId::CvoFunc, uint64_t(f)); }
+bool sfu_reads_b(CvoFunc f) {
+  return f == F::ADD || f == F::SUB || f == F::MUL || f == F::MAX || f == F::MAC;
+}
+bool sfu_reads_k(CvoFunc f) { return f == F::SCALE || f == F::ADDK || f == F::MAXK; }
+
+namespace {
+
+using Rng = std::mt19937_64;
+int64_t uni(Rng& r, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(r); }
+double unif(Rng& r, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(r); }
+bool chance(Rng& r, double p) { return unif(r, 0, 1) < p; }
+uint32_t bits(float f) { return num::f2u(f); }
+uint32_t sign(Rng& r) { return chance(r, 0.5) ? 0x80000000u : 0u; }
+
+// Uniform bit patterns: every class of float, NaN payloads included.
+uint32_t random_bits(Rng& r) { return static_cast<uint32_t>(r()); }
+// Zeros, infinities, NaNs (quiet, signalling, negative, full payload), the
+// subnormal and normal extremes, +-1.
+uint32_t special(Rng& r) {
+  static const uint32_t v[] = {0x00000000u, 0x7f800000u, 0x7fc00000u, 0x7f800001u, 0x7fffffffu, 0x00000001u,
+                               0x007fffffu, 0x00800000u, 0x7f7fffffu, 0x3f800000u, 0x00400000u, 0x7f7ffffeu};
+  return v[uni(r, 0, sizeof(v) / sizeof(v[0]) - 1)] | sign(r);
+}
+// 2^e and its neighbours (up to 2 units either way), e over the whole range.
+uint32_t binade(Rng& r) {
+  const int64_t e = uni(r, 1, 254);
+  return static_cast<uint32_t>((e << 23) + uni(r, -2, 2)) | sign(r);
+}
+uint32_t subnormal(Rng& r) { return static_cast<uint32_t>(uni(r, 1, 0x7fffff)) | sign(r); }
+// Magnitude with a uniform exponent in [e0, e1] and a random significand.
+uint32_t logu(Rng& r, int e0, int e1, bool any_sign = true) {
+  const uint32_t m = static_cast<uint32_t>(uni(r, 0, 0x7fffff));
+  const uint32_t u = static_cast<uint32_t>(uni(r, e0 + 127, e1 + 127)) << 23 | m;
+  return u | (any_sign ? sign(r) : 0u);
+}
+uint32_t range(Rng& r, double lo, double hi) { return bits(static_cast<float>(unif(r, lo, hi))); }
+// x moved by up to `ulps` representable steps (through zero if it must).
+uint32_t near(Rng& r, float x, int ulps) {
+  const uint32_t u = bits(x);
+  // Floats in order as integers: negative ones mirrored below zero.
+  int64_t key = (u >> 31) ? -int64_t(u & 0x7fffffffu) : int64_t(u);
+  key += uni(r, -ulps, ulps);
+  return key < 0 ? static_cast<uint32_t>(-key) | 0x80000000u : static_cast<uint32_t>(key);
+}
+float with_random_sign(Rng& r, float x) { return num::u2f(bits(x) | sign(r)); }
+
+// GELU switches to its large-exponent branch where v = -2 sqrt(2/pi)
+// (x + 0.044715 x^3) passes 40 (sfu.h); the boundary found here in double
+// (bisection on v's formula, which the numerics core evaluates in
+// double-float) lies within a few units of the float the core switches at,
+// and near_v40 draws 256 units either side of it.
+float gelu_v40() {
+  static const float x0 = [] {
+    auto v = [](double x) { return -2.0 * std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x); };
+    double lo = -10, hi = 0;  // v(lo) > 40 > v(hi)
+    for (int i = 0; i < 200; ++i) {
+      const double m = (lo + hi) / 2;
+      (v(m) > 40 ? lo : hi) = m;
+    }
+    return static_cast<float>(lo);
+  }();
+  return x0;
+}
+
+// A near-multiple of pi/2: the float nearest k pi/2 for k up to 2^24 (or
+// beyond, scaled to huge arguments), moved a few units.
+uint32_t near_pio2(Rng& r) {
+  const int64_t k = uni(r, 1, int64_t(1) << uni(r, 1, 24));
+  const double x = double(k) * (M_PI / 2) * std::ldexp(1.0, chance(r, 0.2) ? int(uni(r, 0, 100)) : 0);
+  return near(r, with_random_sign(r, static_cast<float>(x)), 4);
+}
+
+// Classes of the unary functions: [0] random, [1] special, [2] binade,
+// [3] subnormal, then the function's own.
+uint32_t unary_input(CvoFunc f, int cls, Rng& r, const char** name) {
+  switch (cls) {
+    case 0: *name = "random"; return random_bits(r);
+    case 1: *name = "special"; return special(r);
+    case 2: *name = "binade"; return binade(r);
+    case 3: *name = "subnormal"; return subnormal(r);
+    default: break;
+  }
+  const int c = cls - 4;
+  switch (f) {
+    case F::EXP: {
+      static const char* n[] = {"near_over", "near_under", "range", "tiny", "subnormal_result"};
+      *name = n[c];
+      if (c == 0) return near(r, num::kExpOver, 64);
+      if (c == 1) return near(r, num::kExpUnder, 64);
+      if (c == 2) return range(r, -104, 89);
+      if (c == 3) return logu(r, -40, -2);
+      return range(r, -104, -87);
+    }
+    case F::SQRT: case F::RSQRT: case F::RECIP: {
+      static const char* n[] = {"square", "near_square", "whole_range", "negative", "huge"};
+      *name = n[c];
+      // Squares of 12-bit significands are exact: sqrt / rsqrt's exact case.
+      const float s = num::u2f(logu(r, -70, 60, false) & 0xfffff800u);
+      if (c == 0) return bits(s * s);
+      if (c == 1) return near(r, s * s, 2);
+      if (c == 2) return logu(r, -126, 127, false);
+      if (c == 3) return logu(r, -126, 127, false) | 0x80000000u;
+      return logu(r, 120, 127);
+    }
+    case F::TANH: {
+      static const char* n[] = {"near_0.55", "near_9", "range", "tiny", "poly_range"};
+      *name = n[c];
+      if (c == 0) return near(r, with_random_sign(r, 0.55f), 64);
+      if (c == 1) return near(r, with_random_sign(r, 9.0f), 64);
+      if (c == 2) return range(r, -10, 10);
+      if (c == 3) return logu(r, -40, -3);
+      return range(r, -0.56, 0.56);
+    }
+    case F::GELU: {
+      static const char* n[] = {"near_10", "near_-20", "near_v40", "range", "tail", "tiny"};
+      *name = n[c];
+      if (c == 0) return near(r, 10.0f, 64);
+      if (c == 1) return near(r, -20.0f, 64);
+      if (c == 2) return near(r, gelu_v40(), 256);
+      if (c == 3) return range(r, -21, 11);
+      if (c == 4) return range(r, -20, -4);
+      return logu(r, -40, -3);
+    }
+    case F::SIN: case F::COS: {
+      static const char* n[] = {"near_pi/2", "huge", "range", "small", "near_0.78125"};
+      *name = n[c];
+      if (c == 0) return near_pio2(r);
+      if (c == 1) return logu(r, 20, 127);
+      if (c == 2) return range(r, -10, 10);
+      if (c == 3) return logu(r, -40, -1);
+      return near(r, with_random_sign(r, 0.78125f), 64);
+    }
+    default: {  // RELU
+      *name = "range";
+      return range(r, -4, 4);
+    }
+  }
+}
+int unary_classes(CvoFunc f) {
+  switch (f) {
+    case F::GELU: return 10;
+    case F::RELU: return 5;
+    default: return 9;
+  }
+}
+
+// Operands of the functions of two inputs (b or k): both from one kind:
+// random, special, binade, mixed (one special), cancel (b near -a or a),
+// overflow (both huge), underflow (both tiny, subnormal results), range.
+void pair_input(CvoFunc f, int cls, Rng& r, uint32_t* a, uint32_t* b, const char** name) {
+  static const char* n[] = {"random", "special", "binade", "mixed", "cancel", "overflow", "underflow", "range"};
+  *name = n[cls];
+  switch (cls) {
+    case 0: *a = random_bits(r); *b = random_bits(r); return;
+    case 1: *a = special(r); *b = special(r); return;
+    case 2: *a = binade(r); *b = binade(r); return;
+    case 3: *a = random_bits(r); *b = special(r); if (chance(r, 0.5)) std::swap(*a, *b); return;
+    case 4: {
+      *a = logu(r, -130, 127);
+      const bool neg = f == F::SUB || f == F::MAX || f == F::MAXK;  // SUB cancels a - a; MAX ties
+      *b = near(r, num::u2f(neg ? *a : *a ^ 0x80000000u), 3);
+      return;
+    }
+    case 5: *a = logu(r, 60, 127); *b = logu(r, 60, 127); return;
+    case 6: *a = logu(r, -149 + 23, -40); *b = logu(r, -100, -20); return;
+    default: *a = range(r, -100, 100); *b = range(r, -100, 100); return;
+  }
+}
+
+}  // namespace
+
+SfuVector make_sfu_vector(uint64_t seed, int64_t index) {
+  SfuVector v;
+  v.func = kSfuFuncs[index % kNumSfuFuncs];
+  // Per block: dst's format (f32 half the time) and the stalls (a quarter).
+  std::mt19937_64 blk = vector_rng(seed ^ 0x5f0c1a55ull, index / kSfuBlock);
+  const int64_t fmt = uni(blk, 0, 3);
+  v.fmt = fmt == 1 ? num::Fmt::BF16 : fmt == 2 ? num::Fmt::F16 : num::Fmt::F32;
+  v.stall = chance(blk, 0.25);
+  std::mt19937_64 r = vector_rng(seed, index);
+  if (sfu_reads_b(v.func) || sfu_reads_k(v.func)) {
+    pair_input(v.func, static_cast<int>(uni(r, 0, 7)), r, &v.a, sfu_reads_k(v.func) ? &v.k : &v.b, &v.cls);
+    if (v.func == F::MAC) {  // the old dst value: random, or cancelling the product
+      const float p = num::u2f(v.a) * num::u2f(v.b);
+      v.c = chance(r, 0.3) ? near(r, -p, 3) : chance(r, 0.3) ? special(r) : logu(r, -126, 127);
+    }
+  } else {
+    v.a = unary_input(v.func, static_cast<int>(uni(r, 0, unary_classes(v.func) - 1)), r, &v.cls);
+  }
+  return v;
+}
+
+uint32_t sfu_expected(const SfuVector& v) {
+  const float a = num::u2f(v.a), b = num::u2f(v.b), c = num::u2f(v.c), k = num::u2f(v.k);
+  float y = 0;
+  switch (v.func) {
+    case F::EXP: y = num::exp_sfu(a); break;
+    case F::SQRT: y = num::sqrt_rn(a); break;
+    case F::RSQRT: y = num::rsqrt_rn(a); break;
+    case F::RECIP: y = num::recip(a); break;
+    case F::TANH: y = num::tanh_sfu(a); break;
+    case F::GELU: y = num::gelu_tanh_sfu(a); break;
+    case F::SIN: y = num::sin_sfu(a); break;
+    case F::COS: y = num::cos_sfu(a); break;
+    case F::RELU: y = num::relu(a); break;
+    case F::SCALE: y = a * k; break;
+    case F::ADDK: y = a + k; break;
+    case F::MAXK: y = num::nmax(a, k); break;
+    case F::ADD: y = a + b; break;
+    case F::SUB: y = a - b; break;
+    case F::MUL: y = a * b; break;
+    case F::MAX: y = num::nmax(a, b); break;
+    case F::MAC: {
+      const float p = a * b;  // rounded to float32 before the sum, as exec_sfu does: no FMA
+      y = c + p;
+      break;
+    }
+    default: y = num::nan_f(); break;
+  }
+  return bits(num::round_to(v.fmt, y));
+}
+
+}  // namespace n3::rtl
