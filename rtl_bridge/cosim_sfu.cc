@@ -102,6 +102,21 @@ struct Harness : sc_core::sc_module {
       }
     }
     if (!v0.stall) {
+      // One element a clock a lane from the first in, each a fixed latency
+      // later: a bubble or a stall of the unit's own is a mismatch.
+      const int64_t lanes = SfuRtl::kLanes, want = (int64_t(g.size()) + lanes - 1) / lanes + run.latency;
+      ++rep_.classes[fname + ":latency=" + std::to_string(run.latency)];
+      if (run.cycles != want) {
+        ++rep_.mismatches;
+        ++rep_.classes[fname + ":FAIL"];
+        if (rep_.first_mismatch_index < 0 || gi.front() < rep_.first_mismatch_index) {
+          rep_.first_mismatch_index = gi.front();
+          rep_.first_mismatch = "vector " + std::to_string(gi.front()) + ": " + fname + " stream of " +
+                                std::to_string(g.size()) + " elements took " + std::to_string(run.cycles) +
+                                " clocks, not ceil(n / lanes) + latency " + std::to_string(run.latency) + " = " +
+                                std::to_string(want);
+        }
+      }
       const double n = double(g.size());
       const double model = std::ceil(n / params_.compute.sfu_elems_per_clk.value) +
                            double(params_.timing.sfu_latency_cycles.value);

@@ -166,6 +166,7 @@ int unary_classes(CvoFunc f) {
 // Operands of the functions of two inputs (b or k): both from one kind:
 // random, special, binade, mixed (one special), cancel (b near -a or a),
 // overflow (both huge), underflow (both tiny, subnormal results), range.
+constexpr int kPairClasses = 8;
 void pair_input(CvoFunc f, int cls, Rng& r, uint32_t* a, uint32_t* b, const char** name) {
   static const char* n[] = {"random", "special", "binade", "mixed", "cancel", "overflow", "underflow", "range"};
   *name = n[cls];
@@ -198,7 +199,7 @@ SfuVector make_sfu_vector(uint64_t seed, int64_t index) {
   v.stall = chance(blk, 0.25);
   std::mt19937_64 r = vector_rng(seed, index);
   if (sfu_reads_b(v.func) || sfu_reads_k(v.func)) {
-    pair_input(v.func, static_cast<int>(uni(r, 0, 7)), r, &v.a, sfu_reads_k(v.func) ? &v.k : &v.b, &v.cls);
+    pair_input(v.func, static_cast<int>(uni(r, 0, kPairClasses - 1)), r, &v.a, sfu_reads_k(v.func) ? &v.k : &v.b, &v.cls);
     if (v.func == F::MAC) {  // the old dst value: random, or cancelling the product
       const float p = num::u2f(v.a) * num::u2f(v.b);
       v.c = chance(r, 0.3) ? near(r, -p, 3) : chance(r, 0.3) ? special(r) : logu(r, -126, 127);
@@ -207,6 +208,20 @@ SfuVector make_sfu_vector(uint64_t seed, int64_t index) {
     v.a = unary_input(v.func, static_cast<int>(uni(r, 0, unary_classes(v.func) - 1)), r, &v.cls);
   }
   return v;
+}
+
+std::vector<std::string> sfu_class_names(CvoFunc f) {
+  std::vector<std::string> names;
+  Rng r(0);
+  uint32_t a, b;
+  const char* n = "";
+  const int classes = sfu_reads_b(f) || sfu_reads_k(f) ? kPairClasses : unary_classes(f);
+  for (int c = 0; c < classes; ++c) {
+    if (sfu_reads_b(f) || sfu_reads_k(f)) pair_input(f, c, r, &a, &b, &n);
+    else unary_input(f, c, r, &n);
+    names.push_back(n);
+  }
+  return names;
 }
 
 uint32_t sfu_expected(const SfuVector& v) {

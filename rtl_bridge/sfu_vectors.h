@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "golden/numerics/formats.h"
 #include "isa/isa.h"
@@ -33,6 +34,8 @@ struct SfuVector {
 };
 
 SfuVector make_sfu_vector(uint64_t seed, int64_t index);
+// The adversarial classes of a function's vectors ("random", "near_over", ...).
+std::vector<std::string> sfu_class_names(isa::CvoFunc f);
 
 // The numerics core's result for the vector (golden/numerics/sfu.h,
 // sfu_trig.h, ops.h; the binary functions as sim/exec_sfu.cc computes them),
