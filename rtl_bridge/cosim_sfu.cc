@@ -66,11 +66,19 @@ struct Harness : sc_core::sc_module {
 
   void stream(const std::vector<SfuVector>& g, const std::vector<int64_t>& gi) {
     const SfuVector& v0 = g.front();
-    std::vector<SfuElem> in(g.size());
-    for (size_t j = 0; j < g.size(); ++j) in[j] = {g[j].a, g[j].b, g[j].c};
+    std::vector<SfuElem> in;
+    std::vector<int64_t> rows;
+    for (const SfuVector& v : g) {
+      if (sfu_is_reduction(v.func)) {
+        for (uint32_t x : v.row) in.push_back({x, 0, 0});
+        rows.push_back(static_cast<int64_t>(v.row.size()));
+      } else {
+        in.push_back({v.a, v.b, v.c});
+      }
+    }
     rtl_.set_stalls(v0.stall ? 0.3 : 0.0, uint64_t(gi.front()) * 0x9e3779b97f4a7c15ull + o_.seed);
     std::vector<uint32_t> out;
-    const SfuRun run = rtl_.run(v0.func, v0.k, v0.fmt, in, out);
+    const SfuRun run = rtl_.run(v0.func, v0.k, v0.fmt, in, out, rows);
     static const std::string inject = [] {
       const char* e = std::getenv("N3_COSIM_SFU_INJECT");
       return std::string(e ? e : "");
@@ -99,12 +107,17 @@ struct Harness : sc_core::sc_module {
                       static_cast<long long>(gi[j]), fname.c_str(), v.cls, num::fmt_name(v.fmt), v.a, v.b, v.c, v.k, got,
                       want);
         rep_.first_mismatch = line;
+        if (!v.row.empty()) {  // a reduction: a is the row
+          char first[16];
+          std::snprintf(first, sizeof first, "0x%08x", v.row.front());
+          rep_.first_mismatch += " (a: a row of " + std::to_string(v.row.size()) + " elements, the first " + first + ")";
+        }
       }
     }
     if (!v0.stall) {
       // One element a clock a lane from the first in, each a fixed latency
       // later: a bubble or a stall of the unit's own is a mismatch.
-      const int64_t lanes = SfuRtl::kLanes, want = (int64_t(g.size()) + lanes - 1) / lanes + run.latency;
+      const int64_t want = run.beats + run.latency;
       ++rep_.classes[fname + ":latency=" + std::to_string(run.latency)];
       if (run.cycles != want) {
         ++rep_.mismatches;
@@ -112,12 +125,12 @@ struct Harness : sc_core::sc_module {
         if (rep_.first_mismatch_index < 0 || gi.front() < rep_.first_mismatch_index) {
           rep_.first_mismatch_index = gi.front();
           rep_.first_mismatch = "vector " + std::to_string(gi.front()) + ": " + fname + " stream of " +
-                                std::to_string(g.size()) + " elements took " + std::to_string(run.cycles) +
-                                " clocks, not ceil(n / lanes) + latency " + std::to_string(run.latency) + " = " +
-                                std::to_string(want);
+                                std::to_string(in.size()) + " elements took " + std::to_string(run.cycles) +
+                                " clocks, not beats " + std::to_string(run.beats) + " + latency " +
+                                std::to_string(run.latency) + " = " + std::to_string(want);
         }
       }
-      const double n = double(g.size());
+      const double n = double(in.size());  // the model's work: elements of a
       const double model = std::ceil(n / params_.compute.sfu_elems_per_clk.value) +
                            double(params_.timing.sfu_latency_cycles.value);
       rep_.cycles[fname + " stream"].add(double(run.cycles), model);

@@ -1,5 +1,6 @@
 #include "rtl_bridge/sfu_rtl.h"
 
+#include <algorithm>
 #include <fstream>
 #include <type_traits>
 #include <utility>
@@ -65,7 +66,7 @@ struct SfuRtl::Ports {
   using Mask = port_t<decltype(std::declval<Vn3_sfu&>().in_mask)>;
   using Data = port_t<decltype(std::declval<Vn3_sfu&>().in_a)>;
   sc_core::sc_signal<bool> rst_n{"rst_n"}, cmd_valid{"cmd_valid"}, cmd_ready{"cmd_ready"}, in_valid{"in_valid"},
-      in_ready{"in_ready"}, out_valid{"out_valid"}, out_ready{"out_ready"}, busy{"busy"};
+      in_ready{"in_ready"}, in_last{"in_last"}, out_valid{"out_valid"}, out_ready{"out_ready"}, busy{"busy"};
   sc_core::sc_signal<uint32_t> cmd_func{"cmd_func"}, cmd_k{"cmd_k"}, cmd_fmt{"cmd_fmt"};
   sc_core::sc_signal<Mask> in_mask{"in_mask"}, out_mask{"out_mask"};
   sc_core::sc_signal<Data> in_a{"in_a"}, in_b{"in_b"}, in_c{"in_c"}, out_y{"out_y"};
@@ -96,6 +97,7 @@ SfuRtl::SfuRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
   d.in_valid(p.in_valid);
   d.in_ready(p.in_ready);
   d.in_mask(p.in_mask);
+  d.in_last(p.in_last);
   d.in_a(p.in_a);
   d.in_b(p.in_b);
   d.in_c(p.in_c);
@@ -132,8 +134,28 @@ void SfuRtl::clock() {
 }
 
 SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<SfuElem>& in,
-                   std::vector<uint32_t>& out) {
-  out.assign(in.size(), 0);
+                   std::vector<uint32_t>& out, const std::vector<int64_t>& rows) {
+  // The beats: runs of up to kLanes elements, a row's first from a fresh beat.
+  struct Beat {
+    size_t at, n;
+    bool last;  // ends a row (reductions) / carries results (element-wise: every beat)
+  };
+  std::vector<Beat> beats;
+  size_t results = in.size();
+  if (rows.empty()) {
+    for (size_t at = 0; at < in.size(); at += kLanes) beats.push_back({at, std::min<size_t>(kLanes, in.size() - at), true});
+  } else {
+    size_t at = 0;
+    for (int64_t len : rows) {
+      check(len >= 1, "a row of " + std::to_string(len) + " elements");
+      for (size_t j = 0; j < size_t(len); j += kLanes)
+        beats.push_back({at + j, std::min<size_t>(kLanes, size_t(len) - j), j + kLanes >= size_t(len)});
+      at += size_t(len);
+    }
+    check(at == in.size(), "the rows do not cover the elements");
+    results = rows.size();
+  }
+  out.assign(results, 0);
   clock_on_ = true;
   clock_go_.notify(sc_core::SC_ZERO_TIME);
   struct Gate {  // the clock stops when the run ends, also on an exception
@@ -154,11 +176,10 @@ SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<S
   }
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   auto stall = [&] { return stall_ > 0 && coin(stall_rng_) < stall_; };
-  const size_t n = in.size();
   const sc_core::sc_time quarter = period_ / 4;
   bool cmd_sent = false, cmd_fire = false, in_fire = false, out_fire = false, in_valid = false;
   size_t next = 0, got = 0;
-  int64_t first_in = -1, first_out = -1, last_out = -1, active = 0;
+  int64_t first_in = -1, first_last_in = -1, first_out = -1, last_out = -1, active = 0;
   typename Ports::Mask out_mask{};
   typename Ports::Data out_y{}, a{}, b{}, c{};
   for (int64_t m = 0;; ++m) {
@@ -170,7 +191,8 @@ SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<S
     }
     if (in_fire) {
       if (first_in < 0) first_in = m;
-      next = std::min(n, next + kLanes);
+      if (first_last_in < 0 && beats[next].last) first_last_in = m;
+      ++next;
       in_valid = false;
     }
     if (out_fire) {
@@ -178,12 +200,12 @@ SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<S
       last_out = m;
       for (int l = 0; l < kLanes; ++l)
         if (get_field(out_mask, l, 1)) {
-          check(got < n, "more results than elements");
+          check(got < results, "more results than " + std::string(rows.empty() ? "elements" : "rows"));
           out[got++] = get_field(out_y, 32 * l, 32);
         }
     }
     cmd_fire = in_fire = out_fire = false;
-    if (got == n && cmd_sent) break;
+    if (got == results && cmd_sent) break;
 
     // Inputs for the coming edge. A valid, once raised, stays until taken.
     if (!cmd_sent) {
@@ -192,17 +214,19 @@ SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<S
       p.cmd_fmt = static_cast<uint32_t>(fmt);
       p.cmd_valid = true;
     }
-    if (cmd_sent && !in_valid && next < n && !stall()) {
+    if (cmd_sent && !in_valid && next < beats.size() && !stall()) {
+      const Beat& bt = beats[next];
       typename Ports::Mask mask{};
       for (int l = 0; l < kLanes; ++l) {
-        const size_t i = next + size_t(l);
-        const SfuElem e = i < n ? in[i] : SfuElem{};
-        set_field(mask, l, 1, i < n ? 1u : 0u);
+        const bool on = size_t(l) < bt.n;
+        const SfuElem e = on ? in[bt.at + size_t(l)] : SfuElem{};
+        set_field(mask, l, 1, on ? 1u : 0u);
         set_field(a, 32 * l, 32, e.a);
         set_field(b, 32 * l, 32, e.b);
         set_field(c, 32 * l, 32, e.c);
       }
       p.in_mask = mask;
+      p.in_last = !rows.empty() && bt.last;
       p.in_a = a;
       p.in_b = b;
       p.in_c = c;
@@ -224,9 +248,10 @@ SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<S
   }
   p.in_valid = false;
   SfuRun r;
-  if (n) {
+  r.beats = static_cast<int64_t>(beats.size());
+  if (results) {
     r.cycles = last_out - first_in + 1;
-    r.latency = first_out - first_in;
+    r.latency = first_out - first_last_in;
   }
   return r;
 }

@@ -26,7 +26,8 @@ struct SfuElem {
 
 struct SfuRun {
   int64_t cycles = 0;   // clocks from the first element's transfer in to the last result's out, both counted
-  int64_t latency = 0;  // clocks from the first element's transfer in to its result's transfer out
+  int64_t latency = 0;  // clocks from the transfer in of the first result's last beat to the result's transfer out
+  int64_t beats = 0;    // input beats
 };
 
 class SfuRtl : public sc_core::sc_module {
@@ -37,8 +38,12 @@ class SfuRtl : public sc_core::sc_module {
   ~SfuRtl() override;
   // From an SC_THREAD: one command (function f, constant k's f32 bits, dst's
   // format), then the elements in beats of kLanes; `out` gets each result
-  // (the f32 bits of the value in dst's format), in order.
-  SfuRun run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<SfuElem>& in, std::vector<uint32_t>& out);
+  // (the f32 bits of the value in dst's format), in order. A row reduction
+  // (RSUM, RMAX, RSUMSQ) takes `rows`, the row lengths (summing to the
+  // elements): each row from a fresh beat, in_last on its last; `out` gets
+  // one result per row.
+  SfuRun run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<SfuElem>& in, std::vector<uint32_t>& out,
+             const std::vector<int64_t>& rows = {});
   // Random stalls (cosim): each clock in_valid (while no beat is offered)
   // and out_ready are held low with probability p. 0 (the default): never.
   void set_stalls(double p, uint64_t seed);

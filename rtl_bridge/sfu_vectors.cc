@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "golden/numerics/ops.h"
 
@@ -12,7 +13,8 @@ using isa::CvoFunc;
 using F = isa::CvoFunc;
 
 const CvoFunc kSfuFuncs[] = {F::EXP,  F::SQRT, F::RSQRT, F::RECIP, F::TANH, F::GELU, F::SIN, F::COS, F::SCALE,
-                             F::RELU, F::ADDK, F::MAXK,  F::ADD,   F::SUB,  F::MUL,  F::MAX, F::MAC};
+                             F::RELU, F::ADDK, F::MAXK,  F::ADD,   F::SUB,  F::MUL,  F::MAX, F::MAC,
+                             F::RSUM, F::RMAX, F::RSUMSQ};
 const int kNumSfuFuncs = sizeof(kSfuFuncs) / sizeof(kSfuFuncs[0]);
 
 std::string sfu_func_name(CvoFunc f) { return isa::enum_text(isa::EnumId::CvoFunc, uint64_t(f)); }
@@ -20,6 +22,7 @@ bool sfu_reads_b(CvoFunc f) {
   return f == F::ADD || f == F::SUB || f == F::MUL || f == F::MAX || f == F::MAC;
 }
 bool sfu_reads_k(CvoFunc f) { return f == F::SCALE || f == F::ADDK || f == F::MAXK; }
+bool sfu_is_reduction(CvoFunc f) { return f == F::RSUM || f == F::RMAX || f == F::RSUMSQ; }
 
 namespace {
 
@@ -107,6 +110,11 @@ uint32_t near_pio2(Rng& r) {
   const int64_t k = uni(r, 1, int64_t(1) << uni(r, 1, 24));
   const double x = double(k) * (M_PI / 2) * std::ldexp(1.0, chance(r, 0.2) ? int(uni(r, 0, 100)) : 0);
   return near(r, with_random_sign(r, static_cast<float>(x)), 4);
+}
+
+uint32_t pick_zero_inf(Rng& r) {
+  static const uint32_t v[] = {0x00000000u, 0x80000000u, 0xff800000u, 0x7f800000u, 0x00000001u, 0x80000001u};
+  return v[uni(r, 0, sizeof(v) / sizeof(v[0]) - 1)];
 }
 
 // Classes of the unary functions: [0] random, [1] special, [2] binade,
@@ -207,6 +215,34 @@ void pair_input(CvoFunc f, int cls, Rng& r, uint32_t* a, uint32_t* b, const char
   }
 }
 
+// Rows of the reductions: random bits, values in [-100, 100], the same with
+// specials among them, cancelling pairs (x, -x, so the lane order decides
+// the rounding), huge values (sums and squares overflow), tiny ones
+// (subnormal sums), signed zeros and infinities (the identities and the
+// max's ties: nmax keeps its first operand), equal values with a few
+// neighbours (max ties).
+constexpr int kRowClasses = 8;
+void row_input(int cls, Rng& r, std::vector<uint32_t>* row, const char** name) {
+  static const char* n[] = {"random", "range", "specials", "cancel", "huge", "tiny", "zeros_infs", "ties"};
+  *name = n[cls];
+  const int64_t len = chance(r, 0.1) ? uni(r, 17, 100) : uni(r, 1, 16);
+  row->resize(static_cast<size_t>(len));
+  const float base = num::u2f(logu(r, -20, 20));
+  for (int64_t i = 0; i < len; ++i) {
+    uint32_t& x = (*row)[static_cast<size_t>(i)];
+    switch (cls) {
+      case 0: x = random_bits(r); break;
+      case 1: x = range(r, -100, 100); break;
+      case 2: x = chance(r, 0.1) ? special(r) : range(r, -100, 100); break;
+      case 3: x = (i % 2 && chance(r, 0.8)) ? near(r, -num::u2f((*row)[size_t(i - 1)]), 1) : logu(r, -30, 30); break;
+      case 4: x = logu(r, 100, 127); break;
+      case 5: x = chance(r, 0.5) ? subnormal(r) : logu(r, -126, -100); break;
+      case 6: x = pick_zero_inf(r); break;
+      default: x = near(r, base, chance(r, 0.7) ? 0 : 1); break;
+    }
+  }
+}
+
 }  // namespace
 
 SfuVector make_sfu_vector(uint64_t seed, int64_t index) {
@@ -218,7 +254,9 @@ SfuVector make_sfu_vector(uint64_t seed, int64_t index) {
   v.fmt = fmt == 1 ? num::Fmt::BF16 : fmt == 2 ? num::Fmt::F16 : num::Fmt::F32;
   v.stall = chance(blk, 0.25);
   Rng r = keyed_rng(seed, 0, index);
-  if (sfu_reads_b(v.func) || sfu_reads_k(v.func)) {
+  if (sfu_is_reduction(v.func)) {
+    row_input(static_cast<int>(uni(r, 0, kRowClasses - 1)), r, &v.row, &v.cls);
+  } else if (sfu_reads_b(v.func) || sfu_reads_k(v.func)) {
     pair_input(v.func, static_cast<int>(uni(r, 0, kPairClasses - 1)), r, &v.a, sfu_reads_k(v.func) ? &v.k : &v.b, &v.cls);
     if (v.func == F::MAC) {  // the old dst value: random, or cancelling the product
       const float p = num::u2f(v.a) * num::u2f(v.b);
@@ -235,9 +273,13 @@ std::vector<std::string> sfu_class_names(CvoFunc f) {
   Rng r{0};
   uint32_t a, b;
   const char* n = "";
-  const int classes = sfu_reads_b(f) || sfu_reads_k(f) ? kPairClasses : unary_classes(f);
+  std::vector<uint32_t> row;
+  const int classes = sfu_is_reduction(f)                  ? kRowClasses
+                      : sfu_reads_b(f) || sfu_reads_k(f) ? kPairClasses
+                                                         : unary_classes(f);
   for (int c = 0; c < classes; ++c) {
-    if (sfu_reads_b(f) || sfu_reads_k(f)) pair_input(f, c, r, &a, &b, &n);
+    if (sfu_is_reduction(f)) row_input(c, r, &row, &n);
+    else if (sfu_reads_b(f) || sfu_reads_k(f)) pair_input(f, c, r, &a, &b, &n);
     else unary_input(f, c, r, &n);
     names.push_back(n);
   }
@@ -267,6 +309,15 @@ uint32_t sfu_expected(const SfuVector& v) {
     case F::MAC: {
       const float p = a * b;  // rounded to float32 before the sum, as exec_sfu does: no FMA
       y = c + p;
+      break;
+    }
+    case F::RSUM: case F::RMAX: case F::RSUMSQ: {  // exec_sfu's row reductions
+      std::vector<float> x(v.row.size());
+      for (size_t i = 0; i < x.size(); ++i) x[i] = num::u2f(v.row[i]);
+      const int64_t n = static_cast<int64_t>(x.size());
+      y = v.func == F::RSUM ? num::tree_sum(x.data(), n)
+          : v.func == F::RMAX ? num::tree_max(x.data(), n)
+                              : num::tree_sumsq(x.data(), n);
       break;
     }
     default: y = num::nan_f(); break;

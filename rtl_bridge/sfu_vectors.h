@@ -4,7 +4,9 @@
 // shard rebuilds exactly the vectors of the unsplit run. dst's
 // format, and whether the streams stall, are drawn per block of
 // kSfuBlock indices (one CVO instruction streams many elements in one
-// format); SCALE / ADDK / MAXK draw their constant k per vector.
+// format); SCALE / ADDK / MAXK draw their constant k per vector. A vector
+// of a row reduction (RSUM, RMAX, RSUMSQ) is one row: 1 to 16 elements,
+// one in ten 17 to 100 (one to three wraps of the 32 accumulator lanes).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -24,10 +26,12 @@ std::string sfu_func_name(isa::CvoFunc f);
 // Whether the function reads b, c (MAC's old dst value) or the constant k.
 bool sfu_reads_b(isa::CvoFunc f);
 bool sfu_reads_k(isa::CvoFunc f);
+bool sfu_is_reduction(isa::CvoFunc f);
 
 struct SfuVector {
   isa::CvoFunc func = isa::CvoFunc::EXP;
   uint32_t a = 0, b = 0, c = 0, k = 0;  // f32 bits (b, c, k: 0 where the function has none)
+  std::vector<uint32_t> row;            // a reduction's row (f32 bits; a unused)
   num::Fmt fmt = num::Fmt::F32;         // dst's format
   bool stall = false;                   // random valid / ready stalls on the streams
   const char* cls = "";                 // the adversarial class

@@ -1,6 +1,7 @@
 // The RTL SFU element pipeline (rtl_bridge/rtl/sfu/) against the numerics
 // core, through `n3 cosim --unit sfu` (docs/rtl.md, "SFU"): 10 000 random
-// and adversarial vectors per function match bit for bit, every class is
+// and adversarial vectors per function (an element; a row for the row
+// reductions RSUM, RMAX, RSUMSQ) match bit for bit, every class is
 // drawn, each function streams one element a clock at its fixed latency,
 // shards merge to the unsplit run, the waveform is written, a fault injected
 // into any function's result is caught and named, and bad options are
@@ -63,7 +64,7 @@ Summary parse(const std::string& out) {
 const std::map<std::string, int> kLatency = {
     {"exp", 12}, {"sqrt", 7}, {"rsqrt", 7}, {"recip", 2}, {"tanh", 18}, {"gelu", 23}, {"sin", 13}, {"cos", 13},
     {"scale", 2}, {"relu", 2}, {"addk", 2}, {"maxk", 2}, {"add", 2},   {"sub", 2},    {"mul", 2},  {"max", 2},
-    {"mac", 2}};
+    {"mac", 2}, {"rsum", 8}, {"rmax", 8}, {"rsumsq", 8}};
 
 // Every function ran `per` vectors, all passed, every class was drawn.
 void expect_coverage(const Summary& s, int64_t per) {
@@ -92,7 +93,8 @@ TEST(RtlSfu, TenThousandVectorsPerFunctionBitExact) {
   EXPECT_EQ(s.mismatches, 0) << s.first_mismatch;
   expect_coverage(s, per);
   // Each function: one latency on every stall-free stream (the cosim also
-  // checks each stream takes ceil(n / lanes) + latency clocks), the pinned one.
+  // checks each stream takes its input beats + latency clocks), the pinned
+  // one (a reduction's: from its row's last beat in to the row's result).
   for (const auto& [name, lat] : kLatency) {
     int keys = 0;
     for (const auto& [k, n] : s.classes)
@@ -105,13 +107,13 @@ TEST(RtlSfu, TenThousandVectorsPerFunctionBitExact) {
 }
 
 TEST(RtlSfu, InjectedMismatchIsCaughtAndNamed) {
-  for (const char* f : {"exp", "gelu", "cos", "rsqrt", "mac", "maxk"}) {
+  for (const char* f : {"exp", "gelu", "cos", "rsqrt", "mac", "maxk", "rsumsq"}) {
     test::ScopedEnv env("N3_COSIM_SFU_INJECT", f);
-    const test::RunResult r = test::run_n3("cosim --unit sfu --vectors 340 --seed 4");
+    const test::RunResult r = test::run_n3("cosim --unit sfu --vectors 400 --seed 4");
     EXPECT_EQ(r.status, 1) << f << "\n" << r.out << r.err;
     const Summary s = parse(r.out);
     // k functions stream one vector a command: each stream's first result is flipped.
-    if (std::string(f) == "maxk") EXPECT_EQ(s.mismatches, 20) << r.out;
+    if (std::string(f) == "maxk") EXPECT_EQ(s.mismatches, 400 / rtl::kNumSfuFuncs) << r.out;
     else EXPECT_EQ(s.mismatches, 1) << r.out;
     EXPECT_NE(s.first_mismatch.find(std::string(": ") + f + " (class "), std::string::npos) << s.first_mismatch;
     EXPECT_NE(s.first_mismatch.find(" rtl 0x"), std::string::npos) << s.first_mismatch;

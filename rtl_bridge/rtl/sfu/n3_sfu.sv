@@ -10,6 +10,14 @@
 // taken (no bubbles while out_ready is high), and stall together when not.
 // Stage s of a lane applies step s of the function (n3_sfu_pkg::sfu_step) to
 // the element it holds, only when it holds one.
+//
+// The row reductions (RSUM, RMAX, RSUMSQ) stream rows: each row starts at a
+// fresh beat and in_last marks its last beat. The element pipeline forms the
+// terms; a tail folds them into 32 accumulator lanes (element j of a row into
+// lane j mod 32, in order), and at the row's end passes the lanes down a
+// 5-stage tree (lanes j and j + 16, then 8, 4, 2, 1: one level a stage, a new
+// row may enter every clock) to a last stage that rounds the row's result
+// into dst's format; out_y[0] carries it (out_mask 1).
 module n3_sfu
   import n3_fp_pkg::*;
   import n3_sfu_pkg::*;
@@ -28,6 +36,7 @@ module n3_sfu
   input logic in_valid,
   output logic in_ready,
   input logic [LANES-1:0] in_mask,
+  input logic in_last,  // reductions: the beat ends a row
   input logic [LANES-1:0][31:0] in_a,
   input logic [LANES-1:0][31:0] in_b,
   input logic [LANES-1:0][31:0] in_c,
@@ -44,13 +53,25 @@ module n3_sfu
   logic [4:0] depth;  // sfu_depth(func): the stage whose register is the output
   logic armed;        // a command has been taken
   logic [DMAX:1] v;   // stage s holds a beat
+  logic [DMAX:1] vl;  // ... the last beat of a row (reductions)
+  logic red;          // the function is a row reduction
+  logic [LANES-1:0][31:0] ey;  // the element pipeline's output stage
+  logic [LANES-1:0] eon;
+  // The reduction tail: the accumulator lanes, the row's count mod 32, the
+  // tree stages (stage k holds 32 >> k lanes) and the rounded result.
+  logic [31:0][31:0] acc;
+  logic [4:0] cnt;
+  logic [5:1][15:0][31:0] tr;
+  logic [6:1] rv;
+  logic [31:0] rres;
   logic adv, in_fire, cmd_fire;
   logic kfunc;        // the function's second operand is k
 
-  assign busy = v != '0;
+  assign busy = v != '0 || rv != '0 || cnt != 5'd0;
   assign cmd_ready = !busy;
   assign cmd_fire = cmd_valid && cmd_ready;
-  assign out_valid = v[depth];
+  assign red = is_reduce(func);
+  assign out_valid = red ? rv[6] : v[depth];
   assign adv = !out_valid || out_ready;
   assign in_ready = armed && adv && !cmd_valid;
   assign in_fire = in_valid && in_ready;
@@ -73,7 +94,48 @@ module n3_sfu
         armed <= 1'b1;
       end
       // Stages past the function's depth stay empty: its output is stage depth.
-      if (adv) v <= {v[DMAX-1:1] & ~({(DMAX - 1){1'b1}} << (depth - 5'd1)), in_fire};
+      if (adv) begin
+        v <= {v[DMAX-1:1] & ~({(DMAX - 1){1'b1}} << (depth - 5'd1)), in_fire};
+        vl <= {vl[DMAX-1:1], in_last};
+      end
+    end
+  end
+
+  // The reduction tail (only reductions use it; it advances with the pipeline).
+  always_ff @(posedge clk) begin
+    if (!rst_n || cmd_fire) begin
+      rv <= '0;
+      cnt <= 5'd0;
+      for (int j = 0; j < 32; j++) acc[j] <= red_identity(cmd_func);
+    end else if (adv && red) begin
+      rv[1] <= 1'b0;
+      if (v[depth]) begin
+        logic [31:0][31:0] a;
+        logic [4:0] c;
+        a = acc;
+        c = cnt;
+        for (int l = 0; l < LANES; l++)
+          if (eon[l]) begin
+            a[c] = red_op(func, a[c], ey[l]);
+            c = c + 5'd1;
+          end
+        if (vl[depth]) begin  // the row's end: tree level 1, fresh lanes
+          for (int j = 0; j < 16; j++) tr[1][j] <= red_op(func, a[j], a[j + 16]);
+          rv[1] <= 1'b1;
+          for (int j = 0; j < 32; j++) acc[j] <= red_identity(func);
+          cnt <= 5'd0;
+        end else begin
+          acc <= a;
+          cnt <= c;
+        end
+      end
+      for (int lv = 1; lv < 5; lv++) begin
+        rv[lv + 1] <= rv[lv];
+        if (rv[lv])
+          for (int j = 0; j < (16 >> lv); j++) tr[lv + 1][j] <= red_op(func, tr[lv][j], tr[lv][j + (16 >> lv)]);
+      end
+      rv[6] <= rv[5];
+      if (rv[5]) rres <= fp_round_fmt(tr[5][0], fmt);  // canonical NaN, then dst's format
     end
   end
 
@@ -105,7 +167,9 @@ module n3_sfu
           st[s + 1] <= o;
         end
     end
-    assign out_y[l] = st[depth].y;
-    assign out_mask[l] = st[depth].on;
+    assign ey[l] = st[depth].y;
+    assign eon[l] = st[depth].on;
+    assign out_y[l] = !red ? ey[l] : (l == 0) ? rres : 32'd0;
+    assign out_mask[l] = !red ? eon[l] : (l == 0);
   end
 endmodule

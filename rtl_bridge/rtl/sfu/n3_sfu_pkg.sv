@@ -61,7 +61,16 @@ package n3_sfu_pkg;
                     F_ADDK = 6'(n3_isa_pkg::CVO_FUNC_ADDK), F_MAXK = 6'(n3_isa_pkg::CVO_FUNC_MAXK),
                     F_ADD = 6'(n3_isa_pkg::CVO_FUNC_ADD), F_SUB = 6'(n3_isa_pkg::CVO_FUNC_SUB),
                     F_MUL = 6'(n3_isa_pkg::CVO_FUNC_MUL), F_MAX = 6'(n3_isa_pkg::CVO_FUNC_MAX),
-                    F_MAC = 6'(n3_isa_pkg::CVO_FUNC_MAC);
+                    F_MAC = 6'(n3_isa_pkg::CVO_FUNC_MAC), F_RSUM = 6'(n3_isa_pkg::CVO_FUNC_RSUM),
+                    F_RMAX = 6'(n3_isa_pkg::CVO_FUNC_RMAX), F_RSUMSQ = 6'(n3_isa_pkg::CVO_FUNC_RSUMSQ);
+
+  // The row reductions: the element pipeline forms each term (step 0, not
+  // rounded into dst's format), the reduction tail folds the terms into 32
+  // lanes and the 5-level tree (docs/numerics.md, "Reductions").
+  function automatic logic is_reduce(func_t f);
+    return f == F_RSUM || f == F_RMAX || f == F_RSUMSQ;
+  endfunction
+  localparam logic [31:0] NEG_INF = 32'hff80_0000;
 
   // The pipeline's stage count, the deepest function's (GELU).
   localparam int DMAX = 23;
@@ -528,6 +537,14 @@ package n3_sfu_pkg;
     endcase
   endfunction
 
+  // The reduction's operation (num::SumOp / MaxOp) and identity.
+  function automatic logic [31:0] red_op(func_t f, logic [31:0] a, logic [31:0] b);
+    return (f == F_RMAX) ? fp_nmax(a, b) : fadd(a, b);
+  endfunction
+  function automatic logic [31:0] red_identity(func_t f);
+    return (f == F_RMAX) ? NEG_INF : 32'd0;
+  endfunction
+
   // One step of function f on element i: step depth - 1 rounds the result
   // into dst's format (num::round_to, as write_row does); before it, a
   // finished element passes through.
@@ -536,8 +553,9 @@ package n3_sfu_pkg;
     /*verilator no_inline_task*/
     o = i;
     if (s == int'(depth) - 1) begin
-      o.y = fp_round_fmt(i.y, fmt);
-      end
+      if (!is_reduce(f)) o.y = fp_round_fmt(i.y, fmt);  // a reduction's term stays f32
+      return;
+    end
     if (i.fin) return;
     case (f)
       F_EXP: exp_step(s, i, o);
@@ -557,6 +575,8 @@ package n3_sfu_pkg;
           F_MAXK, F_MAX: o.y = fp_nmax(i.x, i.b);
           F_RELU: o.y = is_nan(i.x) ? NAN_BITS : (fp_lt(32'd0, i.x) ? i.x : 32'd0);
           F_MAC: o.y = fadd(i.c, fmul(i.x, i.b));
+          F_RSUM, F_RMAX: o.y = i.x;              // the term: x
+          F_RSUMSQ: o.y = fmul(i.x, i.x);        // x * x, rounded before it is added
           default: o.y = NAN_BITS;  // not an element-wise function
         endcase
       end
