@@ -1,6 +1,7 @@
 #include "rtl_bridge/sfu_rtl.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <type_traits>
 #include <utility>
@@ -74,10 +75,11 @@ struct SfuRtl::Ports {
 
 SfuRtl::SfuRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path)
     : sc_module(n), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS), wave_(vcd_path) {
+  char has[32];
+  std::snprintf(has, sizeof has, "%g", hw.compute.sfu_elems_per_clk.value);
   require(hw.compute.sfu_elems_per_clk.value == kLanes,
           "the RTL SFU was built for " + std::to_string(kLanes) + " elements per clock; hardware '" + hw.name +
-              "' has compute.sfu_elems_per_clk " + std::to_string(hw.compute.sfu_elems_per_clk.value) +
-              " (rebuild with cmake -DN3_RTL_HW=<its file>)");
+              "' has compute.sfu_elems_per_clk " + has + " (rebuild with cmake -DN3_RTL_HW=<its file>)");
   if (!vcd_path.empty()) {
     std::ofstream probe(vcd_path);
     require(probe.good(), "cannot write the waveform file '" + vcd_path + "'");

@@ -1,4 +1,4 @@
-// The RTL SFU element pipeline (rtl_bridge/rtl/sfu/, docs/rtl.md "SFU") as a
+// The RTL SFU element pipeline (rtl_bridge/rtl/sfu/, docs/rtl.md "SFU element pipeline") as a
 // SystemC module: the Verilated model, its gated clock, and a driver that
 // streams one command's elements through it (`n3 cosim --unit sfu`; the
 // bridge into the SystemC model, `--rtl sfu`, is built on run()).

@@ -1,5 +1,5 @@
 // Random and adversarial inputs of the SFU's element-wise functions for
-// `n3 cosim --unit sfu` (docs/rtl.md, "SFU"). Vector i is one element of
+// `n3 cosim --unit sfu` (docs/rtl.md, "SFU element pipeline"). Vector i is one element of
 // function kSfuFuncs[i mod kNumSfuFuncs], built from (seed, i) alone, so a
 // shard rebuilds exactly the vectors of the unsplit run. dst's
 // format, and whether the streams stall, are drawn per block of

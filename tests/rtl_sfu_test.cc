@@ -1,5 +1,5 @@
 // The RTL SFU element pipeline (rtl_bridge/rtl/sfu/) against the numerics
-// core, through `n3 cosim --unit sfu` (docs/rtl.md, "SFU"): 10 000 random
+// core, through `n3 cosim --unit sfu` (docs/rtl.md, "SFU element pipeline"): 10 000 random
 // and adversarial vectors per function (an element; a row for the row
 // reductions RSUM, RMAX, RSUMSQ) match bit for bit, every class is
 // drawn, each function streams one element a clock at its fixed latency,
@@ -58,7 +58,7 @@ Summary parse(const std::string& out) {
   return s;
 }
 
-// The pipeline depth of each function (docs/rtl.md, "SFU", the latency
+// The pipeline depth of each function (docs/rtl.md, "SFU element pipeline", the latency
 // table): the RTL's design, pinned so that a change to a program's steps is
 // a deliberate one, made in the doc and the SystemC model's calibration too.
 const std::map<std::string, int> kLatency = {
@@ -162,6 +162,10 @@ TEST(RtlSfu, MalformedOptionsAreRefusedInOneLine) {
   for (const std::string v : {"0", "x", "-5", "1e3"}) refused("cosim --unit sfu --vcd " + vcd + " --vectors " + v, "vectors");
   for (const std::string s : {"3/2", "x", "1/0"}) refused("cosim --unit sfu --vectors 10 --vcd " + vcd + " --shard " + s, "--shard");
   refused("cosim --unit sfu --vectors 10 --hw " + dir + "/missing.yaml --vcd " + vcd, "missing.yaml");
+  // A hardware file whose SFU has other lanes than the Verilated unit
+  // (hbm-server: 16; the build's kv260: 1) is refused naming the key.
+  if (N3_RTL_SFU_LANES != 16)
+    refused("cosim --unit sfu --vectors 10 --hw " + test::source_dir() + "/configs/hw/hbm-server.yaml", "sfu_elems_per_clk");
 }
 
 TEST(RtlSfu, WaveformOpens) {

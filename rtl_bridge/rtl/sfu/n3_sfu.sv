@@ -1,5 +1,5 @@
-// The SFU's element pipeline (docs/rtl.md, "SFU"): the element-wise CVO
-// functions, LANES elements a clock, bit-exact with golden/numerics/sfu.h,
+// The SFU's element pipeline (docs/rtl.md, "SFU element pipeline"): the
+// element-wise CVO functions and the row reductions, LANES elements a clock, bit-exact with golden/numerics/sfu.h,
 // sfu_trig.h and sim/exec_sfu.cc (n3_sfu_pkg holds the programs).
 //
 // A command (one CVO instruction's function, its constant k and dst's
@@ -29,7 +29,7 @@ module n3_sfu
   // command: taken when the pipeline is empty
   input logic cmd_valid,
   output logic cmd_ready,
-  input logic [5:0] cmd_func,  // n3_isa_pkg::cvo_func_e (element-wise ones)
+  input logic [5:0] cmd_func,  // n3_isa_pkg::cvo_func_e (element-wise ones, RSUM, RMAX, RSUMSQ)
   input logic [31:0] cmd_k,    // SCALE / ADDK / MAXK's constant (f32 bits)
   input logic [1:0] cmd_fmt,   // dst's format: results rounded into it
   // elements in (f32 bits; b: the second operand of ADD .. MAC; c: MAC's dst)

@@ -1,5 +1,6 @@
-// The SFU's element programs (docs/rtl.md, "SFU"): every element-wise CVO
-// function as a fixed sequence of pipeline steps, each step a few IEEE
+// The SFU's element programs (docs/rtl.md, "SFU element pipeline"): every
+// element-wise CVO function (and the terms of the row reductions, which
+// n3_sfu's tail sums) as a fixed sequence of pipeline steps, each step a few IEEE
 // binary32 operations of n3_fp_pkg (fp_add, fp_mul, fp_div, fp_round_pack,
 // ...) or integer operations, in exactly the order golden/numerics/sfu.h,
 // sfu_trig.h and sim/exec_sfu.cc write them, so every result is bit-exact.
@@ -279,7 +280,7 @@ package n3_sfu_pkg;
   // ---- the functions -----------------------------------------------------------
 
   // Steps per function, the last one the rounding into dst's format: the
-  // pipeline latency in clocks (docs/rtl.md, "SFU").
+  // pipeline latency in clocks (docs/rtl.md, "SFU element pipeline").
   function automatic logic [4:0] sfu_depth(func_t f);
     case (f)
       F_EXP: return 5'd12;
@@ -287,7 +288,7 @@ package n3_sfu_pkg;
       F_TANH: return 5'd18;
       F_GELU: return 5'd23;
       F_SIN, F_COS: return 5'd13;
-      default: return 5'd2;  // one step of f32 arithmetic, then the rounding
+      default: return 5'd2;  // one step of f32 arithmetic (a reduction's term), then the rounding
     endcase
   endfunction
 
