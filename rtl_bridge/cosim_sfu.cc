@@ -6,7 +6,7 @@
 // instruction's row would be. Streams without stalls feed the cycle table:
 // per function, the stream's clocks (first element in to last result out)
 // and the first element's latency, against the SystemC model's SFU formula
-// (sim/systemc/engines.cc SfuUnit::model without the setup:
+// (timing::sfu_cycles, SfuUnit::model's term after the setup:
 // ceil(n / sfu_elems_per_clk) + sfu_latency_cycles).
 #include <cmath>
 #include <cstdio>
@@ -20,12 +20,31 @@
 #include "rtl_bridge/cosim.h"
 #include "rtl_bridge/sfu_rtl.h"
 #include "rtl_bridge/sfu_vectors.h"
+#include "sim/func_sim.h"
 #include "sim/systemc/npu.h"
 #include "sim/systemc/timing.h"
 
 namespace n3::rtl {
 
 namespace {
+
+// The CVO instruction the model would time for a stream: a = [1, elements],
+// dst = [1, results] (sfu_work counts the larger).
+sim::Issued cvo_instruction(isa::CvoFunc f, int64_t elements, int64_t results) {
+  sim::Issued in;
+  in.def = isa::opcode_def(static_cast<uint32_t>(isa::Opcode::CVO));
+  for (int i = 0; i < in.def->n_subops; ++i)
+    if (in.def->subops[i].value == static_cast<uint32_t>(f)) in.sub = &in.def->subops[i];
+  require(in.sub != nullptr, "cosim sfu: no CVO sub-function " + sfu_func_name(f));
+  sim::View a, y;
+  a.slot = y.slot = 1;
+  a.rows = y.rows = 1;
+  a.cols = elements;
+  y.cols = results;
+  in.views[static_cast<size_t>(isa::field_index(*in.def, "a"))] = a;
+  in.views[static_cast<size_t>(isa::field_index(*in.def, "dst"))] = y;
+  return in;
+}
 
 
 struct Harness : sc_core::sc_module {
@@ -130,9 +149,8 @@ struct Harness : sc_core::sc_module {
                                 std::to_string(run.latency) + " = " + std::to_string(want);
         }
       }
-      const double n = double(in.size());  // the model's work: elements of a
-      const double model = std::ceil(n / params_.compute.sfu_elems_per_clk.value) +
-                           double(params_.timing.sfu_latency_cycles.value);
+      const double model =
+          timing::sfu_cycles(params_, cvo_instruction(v0.func, int64_t(in.size()), int64_t(out.size())));
       rep_.cycles[fname + " stream"].add(double(run.cycles), model);
       rep_.cycles[fname + " latency"].add(double(run.latency), double(params_.timing.sfu_latency_cycles.value));
     }
