@@ -40,9 +40,12 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
 #ifdef N3_HAVE_RTL_DMA
       {"dma", cosim_dma},
 #endif
+#ifdef N3_HAVE_RTL_SFU
+      {"sfu", cosim_sfu},
+#endif
   };
   const auto it = units.find(o.unit);
-  require(it != units.end(), "--unit must be 'decoder', 'gemv', 'dma' or 'fp' (is '" + o.unit + "')");
+  require(it != units.end(), "--unit must be 'decoder', 'gemv', 'dma', 'sfu' or 'fp' (is '" + o.unit + "')");
   CosimReport r = it->second(o, log);
   r.unit = o.unit;
   r.seed = o.seed;

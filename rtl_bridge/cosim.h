@@ -19,7 +19,7 @@
 namespace n3::rtl {
 
 struct CosimOptions {
-  std::string unit;           // "decoder", "gemv", "dma" or "fp"
+  std::string unit;           // "decoder", "gemv", "dma", "sfu" or "fp"
   int64_t vectors = 10000;    // over all shards
   uint64_t seed = 1;
   int shard = 0, shards = 1;  // this process runs the vectors i with i % shards == shard
@@ -72,6 +72,9 @@ CosimReport cosim_gemv(const CosimOptions& o, std::ostream& log);
 // The DMA engine (rtl/dma/) against the functional simulator's MEMCPY /
 // MEMSET (sim/exec_dma.cc), one instruction per vector.
 CosimReport cosim_dma(const CosimOptions& o, std::ostream& log);
+// The SFU's element pipeline (rtl/sfu/) against the numerics core, one
+// element per vector.
+CosimReport cosim_sfu(const CosimOptions& o, std::ostream& log);
 // The GEMV engine's floating-point and BFP leaves (rtl/fp/) against the
 // numerics core; `mismatches` counts leaf results that differ.
 CosimReport cosim_fp(const CosimOptions& o, std::ostream& log);

@@ -61,7 +61,7 @@ float unary(CvoFunc f, float x) {
     case CvoFunc::RECIP: return num::recip(x);
     case CvoFunc::TANH: return num::tanh_sfu(x);
     case CvoFunc::RSQRT: return num::rsqrt_rn(x);
-    case CvoFunc::RELU: return num::is_nan(x) ? num::nan_f() : (x > 0.0f ? x : 0.0f);
+    case CvoFunc::RELU: return num::relu(x);
     default: return x;
   }
 }

@@ -16,6 +16,9 @@
 
 namespace n3::num {
 
+// CVO RELU: max(x, +0) with NaN kept (canonical); relu(-0) = +0.
+N3_HD inline float relu(float x) { return is_nan(x) ? nan_f() : (x > 0.0f ? x : 0.0f); }
+
 // 1/n as the SFU gives it (correctly rounded; exact for powers of two).
 N3_HD inline float inv_count(int64_t n) { return recip(static_cast<float>(n)); }
 

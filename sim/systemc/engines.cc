@@ -223,9 +223,7 @@ EngineUnit::Timed SfuUnit::model(const sim::Issued& in) {
   const int64_t work = timing::sfu_work(p, in);
   c_.sfu_work += static_cast<uint64_t>(work);
   const double setup = double(p.timing.sfu_setup_cycles.value) * clk;
-  const double compute =
-      setup +
-      (std::ceil(double(work) / p.compute.sfu_elems_per_clk.value) + double(p.timing.sfu_latency_cycles.value)) * clk;
+  const double compute = setup + timing::sfu_cycles(p, in) * clk;
   double end = now + compute;
   const int64_t ports = p.timing.dma_hp_ports.value;
   for (const char* f : {"a", "b"}) end = std::max(end, move(in.op(f), false, now + setup, ports));

@@ -60,6 +60,11 @@ int64_t sfu_work(const Params& p, const sim::Issued& in) {
   return n * passes;
 }
 
+double sfu_cycles(const Params& p, const sim::Issued& in) {
+  return std::ceil(double(sfu_work(p, in)) / p.compute.sfu_elems_per_clk.value) +
+         double(p.timing.sfu_latency_cycles.value);
+}
+
 namespace {
 
 // Clocks of the engine's BFP blocker over `len` elements arriving `per_beat`

@@ -32,6 +32,10 @@ int64_t insn_macs(const sim::Issued& in);
 // SFU elements processed: passes over the row data times the elements
 // produced (a fused row operator reads its row more than once).
 int64_t sfu_work(const Params& p, const sim::Issued& in);
+// The SFU's clocks for one CVO after its setup (SfuUnit::model's compute
+// term): ceil(sfu_work / sfu_elems_per_clk) + sfu_latency_cycles; the model
+// column of `n3 cosim --unit sfu` (docs/rtl.md, "SFU element pipeline").
+double sfu_cycles(const Params& p, const sim::Issued& in);
 
 // The shape of one GEMV instruction as the GEMV engine runs it
 // (docs/timing.md "GEMV", docs/rtl.md "GEMV engine"): `vectors` activation

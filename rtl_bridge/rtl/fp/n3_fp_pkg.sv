@@ -369,4 +369,69 @@ package n3_fp_pkg;
       mant[i] = (poison || kmax == 9'd0 || key[i] == 9'd0) ? 16'd0 : (x[i][31] ? 16'd0 - m : m);
     end
   endfunction
+  // static_cast<float>(q) for a 32-bit integer: RNE into f32 (exact below 2^24).
+  function automatic logic [31:0] int_to_f32(logic signed [31:0] q);
+    logic [63:0] mag;
+    mag = q[31] ? 64'd0 - 64'(q) : 64'(q);
+    return fp_round_pack(q[31], mag, 20'sd0, 1'b0, FMT_F32);  // sig 0 gives +0
+  endfunction
+
+  // IEEE binary32 a / b, round to nearest even (C++ a / b on x86 SSE,
+  // num::div_rn), subnormals in and out; every NaN result canonical. Both
+  // significands are normalised to 24 bits, so the 64-bit quotient of
+  // (sa << 40) / sb has 40 or 41 bits, far more than the rounder's guard
+  // bit, and a non-zero remainder is the sticky bit. Combinational division
+  // keeps the function short; silicon would iterate (one bit a clock) or
+  // use a reciprocal table. Used by the DMA engine's INT8 quantiser and the
+  // SFU (recip, and the divisions of div_one_plus_exp).
+  function automatic logic [31:0] fp_div(logic [31:0] a, logic [31:0] b);
+    logic nan_a, nan_b, inf_a, inf_b, zero_a, zero_b, neg;
+    logic [23:0] sa, sb;
+    logic [63:0] num, q, r;
+    exp_t xa, xb;
+    nan_a = a[30:23] == 8'hff && a[22:0] != 23'd0;
+    nan_b = b[30:23] == 8'hff && b[22:0] != 23'd0;
+    inf_a = a[30:23] == 8'hff && a[22:0] == 23'd0;
+    inf_b = b[30:23] == 8'hff && b[22:0] == 23'd0;
+    zero_a = a[30:0] == 31'd0;
+    zero_b = b[30:0] == 31'd0;
+    neg = a[31] ^ b[31];
+    if (nan_a || nan_b || (inf_a && inf_b) || (zero_a && zero_b)) return NAN_BITS;
+    if (inf_a || zero_b) return {neg, INF_MAG};
+    if (zero_a || inf_b) return {neg, 31'd0};
+    sa = {a[30:23] != 8'd0, a[22:0]};
+    sb = {b[30:23] != 8'd0, b[22:0]};
+    xa = (a[30:23] == 8'd0) ? -20'sd149 : exp_t'(a[30:23]) - 20'sd150;
+    xb = (b[30:23] == 8'd0) ? -20'sd149 : exp_t'(b[30:23]) - 20'sd150;
+    for (int i = 0; i < 23; i++)  // subnormals: leading one to bit 23
+      if (!sa[23]) begin sa = sa << 1; xa = xa - 20'sd1; end
+    for (int i = 0; i < 23; i++)
+      if (!sb[23]) begin sb = sb << 1; xb = xb - 20'sd1; end
+    num = 64'(sa) << 40;
+    q = num / 64'(sb);
+    r = num % 64'(sb);
+    return fp_round_pack(neg, q, xa - xb - 20'sd40, r != 64'd0, FMT_F32);
+  endfunction
+
+  // num::rne_to_int of a finite f32 with |v| < 2^30: v rounded to the
+  // nearest integer, ties to even (num::shift_rne of its significand).
+  function automatic logic signed [31:0] rne_to_int(logic [31:0] v);
+    logic [23:0] sig;
+    exp_t x;
+    logic [5:0] d;
+    logic [31:0] q;
+    logic guard, rest;
+    sig = {v[30:23] != 8'd0, v[22:0]};
+    x = (v[30:23] == 8'd0) ? -20'sd149 : exp_t'(v[30:23]) - 20'sd150;
+    if (v[30:0] == 31'd0 || x < -20'sd25) q = 32'd0;  // below 1/2 (sig < 2^24): 0
+    else if (x >= 20'sd0) q = 32'(sig) << 5'(x);
+    else begin
+      d = 6'(-x);  // 1..25
+      q = 32'(sig) >> d;
+      guard = sig[5'(d - 6'd1)];
+      rest = |(sig & ((24'd1 << (d - 6'd1)) - 24'd1));
+      q = q + {31'd0, guard & (rest | q[0])};
+    end
+    return v[31] ? 32'd0 - q : q;
+  endfunction
 endpackage

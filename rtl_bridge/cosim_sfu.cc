@@ -1,0 +1,182 @@
+// `n3 cosim --unit sfu`: the RTL SFU element pipeline against the numerics
+// core, bit for bit (rtl_bridge/sfu_vectors.h). The shard's vectors are run
+// function by function; consecutive vectors of one function that share dst's
+// format, k and the stall setting (one block of kSfuBlock indices, or one
+// vector for the k functions) are one command and one stream, as one CVO
+// instruction's row would be. Streams without stalls feed the cycle table:
+// per function, the stream's clocks (first element in to last result out)
+// and the first element's latency, against the SystemC model's SFU formula
+// (timing::sfu_cycles, SfuUnit::model's term after the setup:
+// ceil(n / sfu_elems_per_clk) + sfu_latency_cycles).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <sstream>
+
+#include <systemc>
+
+#include "base/error.h"
+#include "rtl_bridge/cosim.h"
+#include "rtl_bridge/sfu_rtl.h"
+#include "rtl_bridge/sfu_vectors.h"
+#include "sim/func_sim.h"
+#include "sim/systemc/npu.h"
+#include "sim/systemc/timing.h"
+
+namespace n3::rtl {
+
+namespace {
+
+// The CVO instruction the model would time for a stream: a = [1, elements],
+// dst = [1, results] (sfu_work counts the larger).
+sim::Issued cvo_instruction(isa::CvoFunc f, int64_t elements, int64_t results) {
+  sim::Issued in;
+  in.def = isa::opcode_def(static_cast<uint32_t>(isa::Opcode::CVO));
+  for (int i = 0; i < in.def->n_subops; ++i)
+    if (in.def->subops[i].value == static_cast<uint32_t>(f)) in.sub = &in.def->subops[i];
+  require(in.sub != nullptr, "cosim sfu: no CVO sub-function " + sfu_func_name(f));
+  sim::View a, y;
+  a.slot = y.slot = 1;
+  a.rows = y.rows = 1;
+  a.cols = elements;
+  y.cols = results;
+  in.views[static_cast<size_t>(isa::field_index(*in.def, "a"))] = a;
+  in.views[static_cast<size_t>(isa::field_index(*in.def, "dst"))] = y;
+  return in;
+}
+
+
+struct Harness : sc_core::sc_module {
+  SC_HAS_PROCESS(Harness);
+  Harness(sc_core::sc_module_name n, const CosimOptions& o, const HwConfig& hw, std::ostream& log, CosimReport& rep)
+      : sc_module(n), o_(o), params_(timing::load_params(hw)), log_(log), rep_(rep), rtl_("sfu", hw, o.vcd) {
+    SC_THREAD(main);
+  }
+
+  void main() {
+    try {
+      const std::vector<int64_t> idx = shard_indices(o_);
+      for (int fi = 0; fi < kNumSfuFuncs; ++fi) {
+        std::vector<SfuVector> group;
+        std::vector<int64_t> group_idx;
+        for (int64_t i : idx) {
+          if (i % kNumSfuFuncs != fi) continue;
+          const SfuVector v = make_sfu_vector(o_.seed, i);
+          if (!group.empty() && !same_command(group.back(), v, group_idx.back(), i)) {
+            stream(group, group_idx);
+            group.clear();
+            group_idx.clear();
+          }
+          group.push_back(v);
+          group_idx.push_back(i);
+        }
+        if (!group.empty()) stream(group, group_idx);
+      }
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    sc_core::sc_stop();
+  }
+
+  static bool same_command(const SfuVector& a, const SfuVector& b, int64_t ia, int64_t ib) {
+    return ia / kSfuBlock == ib / kSfuBlock && a.fmt == b.fmt && a.stall == b.stall && !sfu_reads_k(a.func);
+  }
+
+  void stream(const std::vector<SfuVector>& g, const std::vector<int64_t>& gi) {
+    const SfuVector& v0 = g.front();
+    std::vector<SfuElem> in;
+    std::vector<int64_t> rows;
+    for (const SfuVector& v : g) {
+      if (sfu_is_reduction(v.func)) {
+        for (uint32_t x : v.row) in.push_back({x, 0, 0});
+        rows.push_back(static_cast<int64_t>(v.row.size()));
+      } else {
+        in.push_back({v.a, v.b, v.c});
+      }
+    }
+    rtl_.set_stalls(v0.stall ? 0.3 : 0.0, uint64_t(gi.front()) * 0x9e3779b97f4a7c15ull + o_.seed);
+    std::vector<uint32_t> out;
+    const SfuRun run = rtl_.run(v0.func, v0.k, v0.fmt, in, out, rows);
+    static const std::string inject = [] {
+      const char* e = std::getenv("N3_COSIM_SFU_INJECT");
+      return std::string(e ? e : "");
+    }();
+    const std::string fname = sfu_func_name(v0.func);
+    for (size_t j = 0; j < g.size(); ++j) {
+      const SfuVector& v = g[j];
+      ++rep_.run;
+      ++rep_.classes[fname];
+      ++rep_.classes[fname + "." + v.cls];
+      uint32_t got = out[j];
+      // The injected fault: the lowest bit of the named function's first result.
+      if (j == 0 && inject == fname) got ^= 1;
+      const uint32_t want = sfu_expected(v);
+      if (got == want) {
+        ++rep_.classes[fname + ":pass"];
+        continue;
+      }
+      ++rep_.mismatches;
+      ++rep_.classes[fname + ":FAIL"];
+      if (rep_.first_mismatch_index < 0 || gi[j] < rep_.first_mismatch_index) {
+        rep_.first_mismatch_index = gi[j];
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "vector %lld: %s (class %s, dst %s) a 0x%08x b 0x%08x c 0x%08x k 0x%08x: rtl 0x%08x numerics 0x%08x",
+                      static_cast<long long>(gi[j]), fname.c_str(), v.cls, num::fmt_name(v.fmt), v.a, v.b, v.c, v.k, got,
+                      want);
+        rep_.first_mismatch = line;
+        if (!v.row.empty()) {  // a reduction: a is the row
+          char first[16];
+          std::snprintf(first, sizeof first, "0x%08x", v.row.front());
+          rep_.first_mismatch += " (a: a row of " + std::to_string(v.row.size()) + " elements, the first " + first + ")";
+        }
+      }
+    }
+    if (!v0.stall) {
+      // One element a clock a lane from the first in, each a fixed latency
+      // later: a bubble or a stall of the unit's own is a mismatch.
+      const int64_t want = run.beats + run.latency;
+      ++rep_.classes[fname + ":latency=" + std::to_string(run.latency)];
+      if (run.cycles != want) {
+        ++rep_.mismatches;
+        ++rep_.classes[fname + ":FAIL"];
+        if (rep_.first_mismatch_index < 0 || gi.front() < rep_.first_mismatch_index) {
+          rep_.first_mismatch_index = gi.front();
+          rep_.first_mismatch = "vector " + std::to_string(gi.front()) + ": " + fname + " stream of " +
+                                std::to_string(in.size()) + " elements took " + std::to_string(run.cycles) +
+                                " clocks, not beats " + std::to_string(run.beats) + " + latency " +
+                                std::to_string(run.latency) + " = " + std::to_string(want);
+        }
+      }
+      const double model =
+          timing::sfu_cycles(params_, cvo_instruction(v0.func, int64_t(in.size()), int64_t(out.size())));
+      rep_.cycles[fname + " stream"].add(double(run.cycles), model);
+      rep_.cycles[fname + " latency"].add(double(run.latency), double(params_.timing.sfu_latency_cycles.value));
+    }
+    if (rep_.run / 100000 != (rep_.run - int64_t(g.size())) / 100000)
+      log_ << "cosim sfu: " << rep_.run << " vectors, " << rep_.mismatches << " mismatches\n";
+  }
+
+  const CosimOptions& o_;
+  timing::Params params_;
+  std::ostream& log_;
+  CosimReport& rep_;
+  SfuRtl rtl_;
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+CosimReport cosim_sfu(const CosimOptions& o, std::ostream& log) {
+  const HwConfig hw = load_hw_config(o.hw);
+  CosimReport rep;
+  sc::quiet_reports();
+  Harness h("cosim", o, hw, log, rep);
+  sc_core::sc_start();
+  if (h.error_) std::rethrow_exception(h.error_);
+  rep.rtl_cycles = double(h.rtl_.total_cycles());
+  return rep;
+}
+
+}  // namespace n3::rtl

@@ -1,0 +1,175 @@
+// The SFU's element pipeline (docs/rtl.md, "SFU element pipeline"): the
+// element-wise CVO functions and the row reductions, LANES elements a clock, bit-exact with golden/numerics/sfu.h,
+// sfu_trig.h and sim/exec_sfu.cc (n3_sfu_pkg holds the programs).
+//
+// A command (one CVO instruction's function, its constant k and dst's
+// format) is taken while the pipeline is empty; then beats of up to LANES
+// elements stream in (in_mask says which lanes hold one) and their results
+// stream out in order, `sfu_depth(func)` clocks later. Every stage holds one
+// beat; all stages advance together whenever the output register is free or
+// taken (no bubbles while out_ready is high), and stall together when not.
+// Stage s of a lane applies step s of the function (n3_sfu_pkg::sfu_step) to
+// the element it holds, only when it holds one.
+//
+// The row reductions (RSUM, RMAX, RSUMSQ) stream rows: each row starts at a
+// fresh beat and in_last marks its last beat. The element pipeline forms the
+// terms; a tail folds them into 32 accumulator lanes (element j of a row into
+// lane j mod 32, in order), and at the row's end passes the lanes down a
+// 5-stage tree (lanes j and j + 16, then 8, 4, 2, 1: one level a stage, a new
+// row may enter every clock) to a last stage that rounds the row's result
+// into dst's format; out_y[0] carries it (out_mask 1).
+module n3_sfu
+  import n3_fp_pkg::*;
+  import n3_sfu_pkg::*;
+#(
+  parameter int LANES = 1  // elements per clock (compute.sfu_elems_per_clk)
+) (
+  input logic clk,
+  input logic rst_n,  // synchronous, active low: empties the pipeline
+  // command: taken when the pipeline is empty
+  input logic cmd_valid,
+  output logic cmd_ready,
+  input logic [5:0] cmd_func,  // n3_isa_pkg::cvo_func_e (element-wise ones, RSUM, RMAX, RSUMSQ)
+  input logic [31:0] cmd_k,    // SCALE / ADDK / MAXK's constant (f32 bits)
+  input logic [1:0] cmd_fmt,   // dst's format: results rounded into it
+  // elements in (f32 bits; b: the second operand of ADD .. MAC; c: MAC's dst)
+  input logic in_valid,
+  output logic in_ready,
+  input logic [LANES-1:0] in_mask,
+  input logic in_last,  // reductions: the beat ends a row
+  input logic [LANES-1:0][31:0] in_a,
+  input logic [LANES-1:0][31:0] in_b,
+  input logic [LANES-1:0][31:0] in_c,
+  // results out (the f32 bits of the value in dst's format, canonical NaN)
+  output logic out_valid,
+  input logic out_ready,
+  output logic [LANES-1:0] out_mask,
+  output logic [LANES-1:0][31:0] out_y,
+  output logic busy
+);
+  func_t func;
+  logic [31:0] k;
+  logic [1:0] fmt;
+  logic [4:0] depth;  // sfu_depth(func): the stage whose register is the output
+  logic armed;        // a command has been taken
+  logic [DMAX:1] v;   // stage s holds a beat
+  logic [DMAX:1] vl;  // ... the last beat of a row (reductions)
+  logic red;          // the function is a row reduction
+  logic [LANES-1:0][31:0] ey;  // the element pipeline's output stage
+  logic [LANES-1:0] eon;
+  // The reduction tail: the accumulator lanes, the row's count mod 32, the
+  // tree stages (stage k holds 32 >> k lanes) and the rounded result.
+  logic [31:0][31:0] acc;
+  logic [4:0] cnt;
+  logic [5:1][15:0][31:0] tr;
+  logic [6:1] rv;
+  logic [31:0] rres;
+  logic adv, in_fire, cmd_fire;
+  logic kfunc;        // the function's second operand is k
+
+  assign busy = v != '0 || rv != '0 || cnt != 5'd0;
+  assign cmd_ready = !busy;
+  assign cmd_fire = cmd_valid && cmd_ready;
+  assign red = is_reduce(func);
+  assign out_valid = red ? rv[6] : v[depth];
+  assign adv = !out_valid || out_ready;
+  assign in_ready = armed && adv && !cmd_valid;
+  assign in_fire = in_valid && in_ready;
+  assign kfunc = func == F_SCALE || func == F_ADDK || func == F_MAXK;
+
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      v <= '0;
+      armed <= 1'b0;
+      func <= '0;
+      k <= '0;
+      fmt <= '0;
+      depth <= 5'd2;
+    end else begin
+      if (cmd_fire) begin
+        func <= cmd_func;
+        k <= cmd_k;
+        fmt <= cmd_fmt;
+        depth <= sfu_depth(cmd_func);
+        armed <= 1'b1;
+      end
+      // Stages past the function's depth stay empty: its output is stage depth.
+      if (adv) begin
+        v <= {v[DMAX-1:1] & ~({(DMAX - 1){1'b1}} << (depth - 5'd1)), in_fire};
+        vl <= {vl[DMAX-1:1], in_last};
+      end
+    end
+  end
+
+  // The reduction tail (only reductions use it; it advances with the pipeline).
+  always_ff @(posedge clk) begin
+    if (!rst_n || cmd_fire) begin
+      rv <= '0;
+      cnt <= 5'd0;
+      for (int j = 0; j < 32; j++) acc[j] <= red_identity(cmd_func);
+    end else if (adv && red) begin
+      rv[1] <= 1'b0;
+      if (v[depth]) begin
+        logic [31:0][31:0] a;
+        logic [4:0] c;
+        a = acc;
+        c = cnt;
+        for (int l = 0; l < LANES; l++)
+          if (eon[l]) begin
+            a[c] = red_op(func, a[c], ey[l]);
+            c = c + 5'd1;
+          end
+        if (vl[depth]) begin  // the row's end: tree level 1, fresh lanes
+          for (int j = 0; j < 16; j++) tr[1][j] <= red_op(func, a[j], a[j + 16]);
+          rv[1] <= 1'b1;
+          for (int j = 0; j < 32; j++) acc[j] <= red_identity(func);
+          cnt <= 5'd0;
+        end else begin
+          acc <= a;
+          cnt <= c;
+        end
+      end
+      for (int lv = 1; lv < 5; lv++) begin
+        rv[lv + 1] <= rv[lv];
+        if (rv[lv])
+          for (int j = 0; j < (16 >> lv); j++) tr[lv + 1][j] <= red_op(func, tr[lv][j], tr[lv][j + (16 >> lv)]);
+      end
+      rv[6] <= rv[5];
+      if (rv[5]) rres <= fp_round_fmt(tr[5][0], fmt);  // canonical NaN, then dst's format
+    end
+  end
+
+  for (genvar l = 0; l < LANES; l++) begin : lane
+    sfu_st_t st[DMAX+1];  // st[s]: the lane's element in stage s (s >= 1)
+    sfu_st_t e;           // the element coming in
+    always_comb begin
+      e = '0;
+      e.on = in_mask[l];
+      e.x = in_a[l];
+      e.b = kfunc ? k : in_b[l];
+      e.c = in_c[l];
+    end
+    // Stage 1 applies step 0 to the element coming in, stage s + 1 step s to
+    // stage s's element; each only to an element it holds.
+    always_ff @(posedge clk)
+      if (adv && in_fire) begin
+        sfu_st_t o;
+        if (e.on) sfu_step(func, 0, depth, fmt, e, o);
+        else o = e;
+        st[1] <= o;
+      end
+    for (genvar s = 1; s < DMAX; s++) begin : stage
+      always_ff @(posedge clk)
+        if (adv && v[s] && s < int'(depth)) begin
+          sfu_st_t o;
+          if (st[s].on) sfu_step(func, s, depth, fmt, st[s], o);
+          else o = st[s];
+          st[s + 1] <= o;
+        end
+    end
+    assign ey[l] = st[depth].y;
+    assign eon[l] = st[depth].on;
+    assign out_y[l] = !red ? ey[l] : (l == 0) ? rres : 32'd0;
+    assign out_mask[l] = !red ? eon[l] : (l == 0);
+  end
+endmodule

@@ -1,0 +1,71 @@
+// The RTL SFU element pipeline (rtl_bridge/rtl/sfu/, docs/rtl.md "SFU element pipeline") as a
+// SystemC module: the Verilated model, its gated clock, and a driver that
+// streams one command's elements through it (`n3 cosim --unit sfu`; the
+// bridge into the SystemC model, `--rtl sfu`, is built on run()).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "golden/hw_config.h"
+#include "golden/numerics/formats.h"
+#include "isa/isa.h"
+#include "rtl_bridge/waveform.h"
+
+class Vn3_sfu;
+
+namespace n3::rtl {
+
+struct SfuElem {
+  uint32_t a = 0, b = 0, c = 0;  // f32 bits: a, b (binary functions), c (MAC's old dst value)
+};
+
+struct SfuRun {
+  int64_t cycles = 0;   // clocks from the first element's transfer in to the last result's out, both counted
+  int64_t latency = 0;  // clocks from the transfer in of the first result's last beat to the result's transfer out
+  int64_t beats = 0;    // input beats
+};
+
+class SfuRtl : public sc_core::sc_module {
+ public:
+  static constexpr int kLanes = N3_RTL_SFU_LANES;  // the Verilated parameter (rtl_bridge/CMakeLists.txt)
+
+  SfuRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path /* "" none */);
+  ~SfuRtl() override;
+  // From an SC_THREAD: one command (function f, constant k's f32 bits, dst's
+  // format), then the elements in beats of kLanes; `out` gets each result
+  // (the f32 bits of the value in dst's format), in order. A row reduction
+  // (RSUM, RMAX, RSUMSQ) takes `rows`, the row lengths (summing to the
+  // elements): each row from a fresh beat, in_last on its last; `out` gets
+  // one result per row.
+  SfuRun run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<SfuElem>& in, std::vector<uint32_t>& out,
+             const std::vector<int64_t>& rows = {});
+  // Random stalls (cosim): each clock in_valid (while no beat is offered)
+  // and out_ready are held low with probability p. 0 (the default): never.
+  void set_stalls(double p, uint64_t seed);
+  int64_t total_cycles() const { return total_cycles_; }
+
+ private:
+  SC_HAS_PROCESS(SfuRtl);
+  void start_of_simulation() override;
+  void end_of_simulation() override;
+  void clock();  // SC_THREAD: the core clock, running only inside run()
+  struct Ports;
+  sc_core::sc_signal<bool> clk_{"clk"};
+  sc_core::sc_time period_;
+  bool clock_on_ = false;
+  sc_core::sc_event clock_go_;
+  std::unique_ptr<Ports> p_;
+  std::unique_ptr<Vn3_sfu> dut_;
+  Waveform wave_;
+  bool reset_done_ = false;
+  int64_t total_cycles_ = 0;
+  double stall_ = 0;
+  std::mt19937_64 stall_rng_;
+};
+
+}  // namespace n3::rtl
