@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/file_util.h"
+#include "base/rng.h"
+#include "golden/hw_config.h"
 
 namespace n3::rtl {
 
@@ -48,6 +51,14 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
   require(it != units.end(), "--unit must be 'decoder', 'gemv', 'dma', 'sfu' or 'fp' (is '" + o.unit + "')");
   CosimReport r = it->second(o, log);
   r.unit = o.unit;
+  // The design point: shards of one regression must have run the same
+  // hardware file (its name and the XXH64 of its text), or --merge refuses.
+  const std::string text = read_file_text(o.hw);
+  Xxh64 h;
+  h.update(text.data(), text.size());
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h.digest()));
+  r.design = load_hw_config(o.hw).name + " (" + hex + ")";
   r.seed = o.seed;
   r.vectors = o.vectors;
   r.shard = o.shard;
@@ -59,6 +70,7 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
 std::string report_json(const CosimReport& r) {
   nlohmann::ordered_json j;
   j["unit"] = r.unit;
+  j["design"] = r.design;
   j["seed"] = r.seed;
   j["vectors"] = r.vectors;
   j["shard"] = r.shard;
@@ -82,6 +94,7 @@ CosimReport report_from_json(const std::string& text, const std::string& where) 
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
     r.unit = j.at("unit").get<std::string>();
+    r.design = j.at("design").get<std::string>();
     r.seed = j.at("seed").get<uint64_t>();
     r.vectors = j.at("vectors").get<int64_t>();
     r.shard = j.at("shard").get<int>();
@@ -107,6 +120,7 @@ CosimReport merge_reports(const std::vector<CosimReport>& shards) {
   const CosimReport& a = shards.front();
   CosimReport m;
   m.unit = a.unit;
+  m.design = a.design;
   m.seed = a.seed;
   m.vectors = a.vectors;
   m.shards = a.shards;
@@ -117,6 +131,8 @@ CosimReport merge_reports(const std::vector<CosimReport>& shards) {
             "n3 cosim --merge: shard " + std::to_string(r.shard) + " is of another run (unit " + r.unit + ", seed " +
                 std::to_string(r.seed) + ", " + std::to_string(r.vectors) + " vectors, " + std::to_string(r.shards) +
                 " shards)");
+    require(r.design == a.design, "n3 cosim --merge: shard " + std::to_string(r.shard) + " ran hardware " + r.design +
+                                      ", shard " + std::to_string(a.shard) + " " + a.design + ": not one regression");
     require(seen.insert(r.shard).second, "n3 cosim --merge: shard " + std::to_string(r.shard) + " given twice");
     m.run += r.run;
     m.mismatches += r.mismatches;

@@ -44,6 +44,7 @@ struct ShapeCycles {
 
 struct CosimReport {
   std::string unit;
+  std::string design;   // the hardware file: "<name> (<XXH64 of its text>)"; shards must agree
   uint64_t seed = 0;
   int64_t vectors = 0;  // of the whole regression
   int shard = 0, shards = 1;

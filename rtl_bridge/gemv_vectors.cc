@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "golden/numerics/formats.h"
 #include "isa/verify.h"
@@ -267,7 +268,9 @@ GemvVector make_gemv_vector(uint64_t seed, int64_t index, const HwConfig& hw) {
     }
     for (int64_t o = 0; o < N; ++o) {
       if (g.w.is_float()) {
-        draw_row(r, st == Style::NanInf && chance(r, 0.5) ? Style::NanInf : Style::Normal, wt, K, B, 12, x.data());
+        // The NaN/Inf and subnormal classes reach float weights too (half the rows).
+        const bool special = (st == Style::NanInf || st == Style::Denormal) && chance(r, 0.5);
+        draw_row(r, special ? st : Style::Normal, wt, K, B, 12, x.data());
         bld.put_row(g.w, o, x.data());
         continue;
       }
@@ -317,9 +320,13 @@ GemvVector make_gemv_vector(uint64_t seed, int64_t index, const HwConfig& hw) {
     }
     for (int64_t t = 0; t < n; ++t) {
       if (!i8) {
-        draw_row(r, st == Style::Ties ? Style::Ties : st == Style::Extreme ? Style::Extreme : Style::Normal, kt, G * d, B,
-                 mb, x.data());
-        if (st == Style::NanInf && chance(r, 0.1)) x[uni(r, 0, G * d - 1)] = num::nan_f();
+        // Float K/V rows take the vector's style (subnormals: the core's row
+        // blocker sees them), and the NaN/Inf class puts NaN, +inf or -inf in.
+        const bool keep = st == Style::Ties || st == Style::Extreme || st == Style::Denormal;
+        draw_row(r, keep ? st : Style::Normal, kt, G * d, B, mb, x.data());
+        if (st == Style::NanInf && chance(r, 0.1))
+          x[uni(r, 0, G * d - 1)] = pick<float>(r, {num::nan_f(), std::numeric_limits<float>::infinity(),
+                                                     -std::numeric_limits<float>::infinity()});
         if (g.cls == "zero_blocks" && chance(r, 0.3)) std::fill(x.begin(), x.begin() + G * d, 0.0f);
         bld.put_row(g.w, t, x.data());
         continue;

@@ -55,6 +55,10 @@ TEST(RtlCosimCli, MergeRefusesReportsThatAreNotOneRun) {
   refused("cosim --merge " + a0, "shard 1/2 is missing");
   refused("cosim --merge " + a0 + " " + a0, "shard 0 given twice");
   refused("cosim --merge " + a0 + " " + b1, "is of another run");
+  // A shard run on another hardware file is not part of the regression.
+  const std::string hw2 = hw_variant("rtl_cosim_merge_hw", {{"numerics.act_mantissa_bits", "8"}});
+  const std::string c1 = shard("c1.json", "--seed 1 --shard 1/2 --hw " + hw2);
+  refused("cosim --merge " + a0 + " " + c1, "not one regression");
   write_file_atomic(dir + "/bad.json", "{\"unit\": \"decoder\"");
   refused("cosim --merge " + a0 + " " + dir + "/bad.json", "bad.json");
   write_file_atomic(dir + "/other.json", "{\"unit\": \"decoder\", \"seed\": 1}");

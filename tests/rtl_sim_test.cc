@@ -78,6 +78,14 @@ TEST(RtlSim, TinyPromptTwoChunkSizesAndDecodeMatchGoldenWithinTwoPercent) {
     EXPECT_EQ(within[3], "0") << s.err;
     EXPECT_LE(worst_of(s.err), 0.02) << s.err;
     std::printf("chunk %d:\n%s", chunk, s.err.c_str());
+    // Every GEMV instruction the run executed went through the RTL (the
+    // functional core writes dst too, so one that skipped it would pass).
+    std::smatch n;
+    ASSERT_TRUE(std::regex_search(s.err, n, std::regex("rtl gemv: ([0-9]+) instructions"))) << s.err;
+    const auto st = nlohmann::json::parse(read_file_text(t.dir + "/rtl" + c + ".json"));
+    const long long gemv = st.at("counts").at("instructions").at("GEMV").get<long long>();
+    EXPECT_GT(gemv, 0);
+    EXPECT_EQ(std::stoll(n[1]), gemv) << s.err;
     // The whole run: RTL GEMV engine against the timing model's.
     RunResult m = run_n3("sim --backend systemc" + t.io + " --chunk " + c + " --dump " + t.dir + "/model" + c +
                          " --stats " + t.dir + "/model" + c + ".json");
@@ -213,6 +221,11 @@ TEST(RtlSimLarge, E2bPromptTwoChunkSizesAndDecodeMatchGoldenWithinTwoPercent) {
     EXPECT_EQ(within[2], "0") << s.err;
     EXPECT_EQ(within[3], "0") << s.err;
     EXPECT_LE(worst_of(s.err), 0.02) << s.err;
+    std::smatch n;
+    ASSERT_TRUE(std::regex_search(s.err, n, std::regex("rtl gemv: ([0-9]+) instructions"))) << s.err;
+    EXPECT_EQ(std::stoll(n[1]),
+              nlohmann::json::parse(read_file_text(cand + ".json")).at("counts").at("instructions").at("GEMV").get<long long>())
+        << "every GEMV instruction on the RTL";
     RunResult d = run_n3("diff " + cand + " " + dir + "/ref");
     EXPECT_EQ(d.status, 0) << "chunk " << chunk << ":\n" << d.out << d.err;
     EXPECT_NE(d.out.find("reference-only=0"), std::string::npos) << d.out;
