@@ -195,7 +195,7 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
     wave_.instruction_done();
     const std::string diff = decoder_difference(w.word, o, slots_);
     if (!diff.empty())
-      fail("rtl decoder: instruction " + std::to_string(w.pc) + " (dynamic #" + std::to_string(w.dyn) + "), word 0x" +
+      fail("rtl decoder: pc " + std::to_string(w.pc) + " (dynamic #" + std::to_string(w.dyn) + "), word 0x" +
            hex(w.word) + ": " + diff);
   }
 
