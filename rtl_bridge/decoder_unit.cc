@@ -6,8 +6,11 @@
 // Verilator's model of rtl/decoder/ (n3_rtl_models, in the build tree).
 #include <Vn3_decoder.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
+#include <exception>
+#include <vector>
 #include <type_traits>
 
 #include "base/error.h"
@@ -87,12 +90,23 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
   }
 
   void fetched(uint64_t word, uint32_t pc, uint64_t dyn) override {
+    flush_ = false;  // a program runs: the clock runs on the core clock's time again
     if (!pending_.empty()) ++decoder_rtl_stats().behind;
     pending_.push_back({word, pc, dyn, 0, 0});
     wake();
   }
 
+  // After sys.halt the words still in the decoder (the halt's own and the
+  // few before it: 3 clocks at most) are clocked out in zero model time.
+  // The model's control unit has no fetch latency (a word executes at the
+  // time it is decoded), so in the model these clocks lie before the halt;
+  // on the core clock's time they would lengthen every program by the
+  // decoder's latency after its last instruction, which no hardware does.
+  // A clock phase still running is cut short for the same reason.
   void drain() override {
+    flush_ = true;
+    flush_ev_.notify(sc_core::SC_ZERO_TIME);
+    if (busy()) wake();
     while (busy()) sc_core::wait(idle_);
   }
 
@@ -112,15 +126,22 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
 
   // The core clock, gated. The two halves add up to the control unit's
   // clock as it waits for it (c_.ps(core_ps) rounds to the time resolution;
-  // two rounded halves could drift from it).
+  // two rounded halves could drift from it). While flushing (drain) each
+  // phase is a delta cycle.
   void clock() {
     const sc_core::sc_time period = c_.ps(c_.p.core_ps()), high = c_.ps(c_.p.core_ps() / 2), low = period - high;
+    auto phase = [&](const sc_core::sc_time& t) {
+      if (flush_)
+        sc_core::wait(sc_core::SC_ZERO_TIME);
+      else
+        sc_core::wait(t, flush_ev_);
+    };
     for (;;) {
       while (!clock_on_) sc_core::wait(clock_go_);
       clk_.write(true);
-      sc_core::wait(high);
+      phase(high);
       clk_.write(false);
-      sc_core::wait(low);
+      phase(low);
     }
   }
 
@@ -232,7 +253,8 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
   Vn3_decoder dut_;
   DecoderSlots slots_;
   bool clock_on_ = false;
-  sc_core::sc_event clock_go_, idle_;
+  sc_core::sc_event clock_go_, idle_, flush_ev_;
+  bool flush_ = false;  // after sys.halt: the clock in delta cycles (drain)
   int64_t clock_ = 0;
   int reset_left_ = kResetClocks;
   std::deque<Word> pending_, inside_;  // fetched and not yet offered; accepted and not yet out
