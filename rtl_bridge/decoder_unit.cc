@@ -100,9 +100,12 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
   // few before it: 3 clocks at most) are clocked out in zero model time.
   // The model's control unit has no fetch latency (a word executes at the
   // time it is decoded), so in the model these clocks lie before the halt;
-  // on the core clock's time they would lengthen every program by the
-  // decoder's latency after its last instruction, which no hardware does.
-  // A clock phase still running is cut short for the same reason.
+  // on the core clock's time they would lengthen a program whose halt is
+  // decoded after its last engine finished (one whose halt waits for no
+  // token) by the decoder's latency, which no hardware does. A clock phase
+  // still running is cut short for the same reason. (The halts of the
+  // compiled programs and the examples wait for the engines' tokens: the
+  // decoder is empty long before they execute.)
   void drain() override {
     flush_ = true;
     flush_ev_.notify(sc_core::SC_ZERO_TIME);
