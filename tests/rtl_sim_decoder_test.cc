@@ -141,6 +141,24 @@ TEST(RtlSimDecoder, RefusesBadUnitListsInOneLine) {
   }
 }
 
+// A program whose halt waits for no token ends when the halt executes; the
+// words still in the decoder then (the halt's own) are clocked out in zero
+// model time, so the program's cycles are the model's (the control unit has
+// no fetch latency to put them in).
+TEST(RtlSimDecoder, TheDrainAfterTheHaltAddsNoCycles) {
+  const std::string dir = temp_dir("rtl_sim_decoder_halt");
+  write_file_atomic(dir + "/p.s", ".desc a dtype=bf16 space=ddr base=0x0 rows=1 cols=8 row_stride=16\n    sys.halt\n");
+  ASSERT_EQ(run_n3("asm " + dir + "/p.s -o " + dir + "/p.n3p").status, 0);
+  const std::string run = "sim --backend systemc --program " + dir + "/p.n3p";
+  RunResult m = run_n3(run + " --stats " + dir + "/m.json");
+  ASSERT_EQ(m.status, 0) << m.err;
+  RunResult d = run_n3(run + " --rtl decoder --stats " + dir + "/d.json");
+  ASSERT_EQ(d.status, 0) << d.err;
+  EXPECT_EQ(decoder_line(d.err).words, 1) << d.err;
+  EXPECT_EQ(nlohmann::json::parse(read_file_text(dir + "/d.json")).at("total_cycles").get<double>(),
+            nlohmann::json::parse(read_file_text(dir + "/m.json")).at("total_cycles").get<double>());
+}
+
 // Every example program: the memory with the RTL decoder (and with every
 // RTL unit) is the functional core's, every fetched word was decoded on the
 // RTL; with three units `--vcd W.fst` writes W.decoder.fst, the decoder's own.
