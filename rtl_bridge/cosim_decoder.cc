@@ -39,6 +39,7 @@
 #include "golden/hw_config.h"
 #include "isa/isa.h"
 #include "rtl_bridge/cosim.h"
+#include "rtl_bridge/decoder_outputs.h"
 #include "rtl_bridge/waveform.h"
 
 namespace n3::rtl {
@@ -265,62 +266,11 @@ uint64_t make_vector(const std::vector<Variant>& vars, uint64_t seed, int64_t i,
   }
 }
 
-// ---- the C++ decode, in the RTL's output form ---------------------------------
+// ---- the C++ decode, in the RTL's output form (decoder_outputs.h) -----------
 
-// out_problem carries n3_isa_pkg::problem_e, whose values isa/isagen/sv.py
-// writes as isa::Problem's.
-static_assert(int(isa::Problem::None) == 0 && int(isa::Problem::ReservedOpcode) == 1 &&
-                  int(isa::Problem::ReservedEnum) == 2 && int(isa::Problem::ReservedBits) == 3,
-              "isa::Problem changed: update problem_e in isa/isagen/sv.py");
-
-// Compared outputs, by the name the first-mismatch line and
-// N3_COSIM_DECODER_INJECT use: the port name without "out_"; field<k> is slot k.
-enum Out { kInsn, kLegal, kProblem, kEngine, kOpcode, kSubop, kSubopValid, kWait, kSignal, kField0 };
-constexpr const char* kOutNames[] = {"insn",  "legal",       "problem", "engine", "opcode",
-                                     "subop", "subop_valid", "wait",    "signal"};
-constexpr int kNumScalarOuts = kField0;
-
-// The field slots' geometry, from the C++ table by the generator's rule
-// (isa/isagen/sv.py, own_fields): checked against the Verilated port.
-struct Slots {
-  int count = 0, bits = 0;
-};
-Slots slots_of_table() {
-  Slots s;
-  for (int i = 0; i < isa::kNumOpcodes; ++i) {
-    const OpcodeDef* d = isa::opcode_def_at(i);
-    s.count = std::max(s.count, d->n_fields - isa::kNumHeaderFields);
-    for (int f = isa::kNumHeaderFields; f < d->n_fields; ++f) s.bits = std::max(s.bits, d->fields[f].width);
-  }
-  return s;
-}
-
-std::string out_name(int k) { return k < kNumScalarOuts ? kOutNames[k] : "field" + std::to_string(k - kField0); }
-
-// Every output, widened to 64 bits (field slots: sint / offset fields
-// sign-extended, as isa::field_signed).
-std::vector<uint64_t> cpp_decode(uint64_t w, int slots) {
-  std::vector<uint64_t> o(size_t(kField0 + slots), 0);
-  const OpcodeDef* d = isa::def_of(w);
-  const isa::Check c = isa::check_word(w);
-  o[kInsn] = w;
-  o[kLegal] = c.ok();
-  o[kProblem] = static_cast<uint64_t>(c.problem);
-  o[kOpcode] = isa::opcode_bits(w);
-  o[kWait] = isa::wait_bits(w);
-  o[kSignal] = isa::signal_bits(w);
-  if (!d) return o;
-  o[kEngine] = static_cast<uint64_t>(d->engine);
-  o[kSubop] = d->subop_field >= 0 ? isa::field_raw(w, d->fields[d->subop_field]) : 0;
-  o[kSubopValid] = isa::subop_of(*d, w) != nullptr;
-  for (int f = isa::kNumHeaderFields; f < d->n_fields; ++f) {
-    const FieldDef& fd = d->fields[f];
-    const bool sgn = fd.type == isa::FieldType::Sint || fd.type == isa::FieldType::Offset;
-    o[size_t(kField0 + f - isa::kNumHeaderFields)] =
-        sgn ? static_cast<uint64_t>(isa::field_signed(w, fd)) : isa::field_raw(w, fd);
-  }
-  return o;
-}
+using Slots = DecoderSlots;
+constexpr int kField0 = kDecField0;
+std::string out_name(int k) { return decoder_out_name(k); }
 
 // ---- the bench -----------------------------------------------------------------
 
@@ -480,15 +430,15 @@ class Bench : public sc_core::sc_module {
 
   std::vector<uint64_t> rtl_outputs() const {
     std::vector<uint64_t> o(size_t(kField0 + slots_.count), 0);
-    o[kInsn] = out_insn.read();
-    o[kLegal] = out_legal.read();
-    o[kProblem] = out_problem.read();
-    o[kEngine] = out_engine.read();
-    o[kOpcode] = out_opcode.read();
-    o[kSubop] = out_subop.read();
-    o[kSubopValid] = out_subop_valid.read();
-    o[kWait] = out_wait.read();
-    o[kSignal] = out_signal.read();
+    o[kDecInsn] = out_insn.read();
+    o[kDecLegal] = out_legal.read();
+    o[kDecProblem] = out_problem.read();
+    o[kDecEngine] = out_engine.read();
+    o[kDecOpcode] = out_opcode.read();
+    o[kDecSubop] = out_subop.read();
+    o[kDecSubopValid] = out_subop_valid.read();
+    o[kDecWait] = out_wait.read();
+    o[kDecSignal] = out_signal.read();
     const FieldsBv& f = out_fields.read();
     for (int k = 0; k < slots_.count; ++k)
       o[size_t(kField0 + k)] = f.range(slots_.bits * k + slots_.bits - 1, slots_.bits * k).to_uint64();
@@ -507,27 +457,8 @@ class Bench : public sc_core::sc_module {
     inflight_.pop_front();
     ++received_;
     ++r_.run;
-    std::vector<uint64_t> rtl = rtl_outputs();
-    const std::vector<uint64_t> cpp = cpp_decode(f.word, slots_.count);
-    const isa::OpcodeDef* d = isa::def_of(f.word);
-    for (size_t k = 0; k < rtl.size(); ++k) {
-      uint64_t v = rtl[k];
-      // A slot of a sint / offset field is sign-extended from its FIELD_BITS.
-      const int fi = isa::kNumHeaderFields + int(k) - kField0;
-      if (int(k) >= kField0 && d && fi < d->n_fields &&
-          (d->fields[fi].type == isa::FieldType::Sint || d->fields[fi].type == isa::FieldType::Offset) &&
-          slots_.bits < 64 && ((v >> (slots_.bits - 1)) & 1))
-        v |= ~uint64_t(0) << slots_.bits;
-      if (v != cpp[k]) {
-        std::string what = out_name(int(k));
-        if (int(k) >= kField0 && d && fi < d->n_fields) what += std::string(" (") + d->fields[fi].name + ")";
-        char b[160];
-        std::snprintf(b, sizeof b, "%s rtl 0x%llx vs C++ 0x%llx", what.c_str(), static_cast<unsigned long long>(v),
-                      static_cast<unsigned long long>(cpp[k]));
-        mismatch(f.index, f.word, f.cls, b);
-        break;
-      }
-    }
+    const std::string diff = decoder_difference(f.word, rtl_outputs(), slots_);
+    if (!diff.empty()) mismatch(f.index, f.word, f.cls, diff);
     if (streaming(f.pos)) measure(f);
   }
 
@@ -584,7 +515,7 @@ CosimReport cosim_decoder(const CosimOptions& o, std::ostream& log) {
   const HwConfig hw = load_hw_config(o.hw);
   require(hw.timing.dispatch_cycles.given,
           o.hw + ": the decoder's cosim compares with timing.dispatch_cycles, which the file leaves out");
-  const Slots slots = slots_of_table();
+  const Slots slots = decoder_slots();
   require(slots.count * slots.bits == kFieldsPortBits,
           "n3 cosim: the Verilated decoder's out_fields has " + std::to_string(kFieldsPortBits) +
               " bits, the C++ table " + std::to_string(slots.count) + " x " + std::to_string(slots.bits) +

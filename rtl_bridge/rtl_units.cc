@@ -1,6 +1,7 @@
 #include "rtl_bridge/rtl_units.h"
 
 #include "base/error.h"
+#include "rtl_bridge/decoder_unit.h"
 #ifdef N3_HAVE_RTL_GEMV
 #include "rtl_bridge/gemv_unit.h"
 #endif
@@ -14,6 +15,10 @@ void use_rtl_units(sc::RunOptions* o, const HwConfig& hw, const std::vector<std:
                    int64_t vcd_instructions) {
   for (const std::string& u : units) {
     const std::string wave = vcd.empty() ? "" : rtl_vcd_path(vcd, u, units.size());
+    if (u == "decoder") {  // built with every RTL build (n3 cosim --unit decoder)
+      use_rtl_decoder(o, hw, wave, vcd_instructions);
+      continue;
+    }
 #ifdef N3_HAVE_RTL_GEMV
     if (u == "gemv") {
       use_rtl_gemv(o, hw, wave, vcd_instructions);
@@ -33,6 +38,10 @@ void use_rtl_units(sc::RunOptions* o, const HwConfig& hw, const std::vector<std:
 void print_rtl_summaries(const std::vector<std::string>& units, double wall_s, std::FILE* out) {
   for (const std::string& u : units) {
     double cycles = 0;
+    if (u == "decoder") {
+      print_decoder_summary(decoder_rtl_stats(), out);
+      cycles = double(decoder_rtl_stats().cycles);
+    }
 #ifdef N3_HAVE_RTL_GEMV
     if (u == "gemv") {
       print_gemv_comparison(gemv_rtl_records(), out);

@@ -25,7 +25,8 @@ class SystemcRunner {
   // keep: what the trace keeps of each run's slices; progress: run_npu's
   // progress line inside long programs.
   SystemcRunner(const HwConfig& hw, sc::TraceMode keep, bool record_slices, bool progress);
-  // Runs the instructions of the engines `units` names ("gemv", "dma") on
+  // Runs the units `units` names ("decoder": every fetched word also decoded
+  // by the RTL decoder; "gemv", "dma": those engines' instructions) on
   // their Verilated RTL (rtl_bridge/, docs/rtl.md), the waveforms to `vcd`
   // ("" none; rtl::rtl_vcd_path); throws where n3 was built without them.
   // `vcd_instructions`: each unit's waveform ends after its first N instructions (< 0: all).

@@ -22,7 +22,8 @@ namespace n3::sc {
 class Ctl : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Ctl);
-  Ctl(sc_core::sc_module_name n, Context& c, bool progress) : sc_core::sc_module(n), c_(c), progress_(progress) {
+  Ctl(sc_core::sc_module_name n, Context& c, bool progress, DecodeStage* decode)
+      : sc_core::sc_module(n), c_(c), progress_(progress), decode_(decode) {
     SC_THREAD(run);
   }
 
@@ -55,6 +56,7 @@ class Ctl : public sc_core::sc_module {
       auto last = std::chrono::steady_clock::now();
       while (!c_.sim->halted()) {
         const sim::FuncSim::Next n = c_.sim->peek();
+        if (decode_) decode_->fetched(c_.sim->program().code[n.pc], n.pc, c_.sim->stats().fetched + 1);
         double t0 = c_.now_ps();
         if (n.engine == 0) {
           tokens->acquire(0, n.wait);
@@ -85,11 +87,13 @@ class Ctl : public sc_core::sc_module {
           }
         }
       }
+      if (decode_) decode_->drain();
     }
   }
 
   Context& c_;
   bool progress_;
+  DecodeStage* decode_;  // null: the C++ decoder alone
 };
 
 namespace {
@@ -107,7 +111,8 @@ struct Top : sc_core::sc_module {
         gemv(*gemv_unit),
         gemm("gemm", c, 3),
         sfu("sfu", c),
-        ctl("ctl", c, o.progress) {
+        decoder(o.decoder.make ? o.decoder.make("decoder", c) : nullptr),
+        ctl("ctl", c, o.progress, decoder.get()) {
     EngineUnit* engines[] = {&dma, &gemv, &gemm, &sfu};
     for (size_t i = 0; i < 4; ++i) {
       engines[i]->ddr.bind(ddr.socket);
@@ -128,6 +133,7 @@ struct Top : sc_core::sc_module {
   MacUnit& gemv;
   MacUnit gemm;
   SfuUnit sfu;
+  std::unique_ptr<DecodeStage> decoder;  // an RTL decoder beside the C++ one, or none
   Ctl ctl;
 };
 

@@ -32,13 +32,32 @@ struct UnitChoice {
   std::string name = "model";
 };
 
+// The control unit's decode stage as a second decoder beside the C++ one
+// (`--rtl decoder`, rtl_bridge/decoder_unit.h): sees every instruction word
+// the control unit fetches, in fetch order, at the time it is decoded, and
+// checks its own decode of it. It does not change when anything dispatches:
+// the words an RTL decodes are the ones the C++ decoder dispatches, and its
+// throughput is held to timing.dispatch_cycles by the unit itself.
+struct DecodeStage {
+  virtual ~DecodeStage() = default;
+  // From the control unit's thread, once per fetched word (dyn: 1 for the
+  // run's first instruction, as sim::Issued::dyn).
+  virtual void fetched(uint64_t word, uint32_t pc, uint64_t dyn) = 0;
+  // From the control unit's thread after sys.halt: returns once every
+  // fetched word was decoded and checked.
+  virtual void drain() = 0;
+};
+
 struct RunOptions {
   bool trace = false;      // record one slice per instruction
   bool progress = false;   // a progress line on stderr during long runs
   UnitChoice<MacUnit> gemv_unit;  // the GEMV engine
   UnitChoice<DmaUnit> dma_unit;   // the DMA engine
+  UnitChoice<DecodeStage> decoder;  // null make: the C++ decoder alone
   // The elaborated design, for the one-design-per-process check.
-  std::string design() const { return "gemv " + gemv_unit.name + ", dma " + dma_unit.name; }
+  std::string design() const {
+    return "gemv " + gemv_unit.name + ", dma " + dma_unit.name + ", decoder " + decoder.name;
+  }
 };
 
 struct UnitReport {
