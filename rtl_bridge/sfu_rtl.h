@@ -1,7 +1,7 @@
 // The RTL SFU element pipeline (rtl_bridge/rtl/sfu/, docs/rtl.md "SFU element pipeline") as a
 // SystemC module: the Verilated model, its gated clock, and a driver that
-// streams one command's elements through it (`n3 cosim --unit sfu`; the
-// bridge into the SystemC model, `--rtl sfu`, is built on run()).
+// streams one command's elements through it (`n3 cosim --unit sfu`, and
+// the bridge into the SystemC model, `--rtl sfu`: rtl_bridge/sfu_unit.h).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -48,12 +48,14 @@ class SfuRtl : public sc_core::sc_module {
   // and out_ready are held low with probability p. 0 (the default): never.
   void set_stalls(double p, uint64_t seed);
   int64_t total_cycles() const { return total_cycles_; }
+  Waveform& waveform() { return wave_; }
 
  private:
   SC_HAS_PROCESS(SfuRtl);
   void start_of_simulation() override;
   void end_of_simulation() override;
   void clock();  // SC_THREAD: the core clock, running only inside run()
+  void power_on_reset();  // SC_THREAD: the unit's reset at time 0
   struct Ports;
   sc_core::sc_signal<bool> clk_{"clk"};
   sc_core::sc_time period_;
@@ -63,6 +65,7 @@ class SfuRtl : public sc_core::sc_module {
   std::unique_ptr<Vn3_sfu> dut_;
   Waveform wave_;
   bool reset_done_ = false;
+  sc_core::sc_event reset_done_event_;
   int64_t total_cycles_ = 0;
   double stall_ = 0;
   std::mt19937_64 stall_rng_;
