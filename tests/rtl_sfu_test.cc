@@ -104,6 +104,13 @@ TEST(RtlSfu, TenThousandVectorsPerFunctionBitExact) {
     EXPECT_GT(s.classes.count(name + ":latency=" + std::to_string(lat)), 0u) << name << "\n" << r.out;
     ASSERT_TRUE(s.cycles.count(name + " latency")) << name;
     EXPECT_EQ(s.cycles.at(name + " latency").first, double(lat)) << name;
+    // The model's figures are the RTL's (the hardware file's
+    // timing.sfu_latency_*_cycles, measured here): its latency equals the
+    // measured one, and its stream term (the beats + that latency) every
+    // stall-free stream's clocks, on average exactly.
+    EXPECT_EQ(s.cycles.at(name + " latency").second, double(lat)) << name << ": the hardware file's latency";
+    ASSERT_TRUE(s.cycles.count(name + " stream")) << name;
+    EXPECT_EQ(s.cycles.at(name + " stream").second, s.cycles.at(name + " stream").first) << name;
   }
 }
 
