@@ -210,8 +210,11 @@ const std::vector<Key>& schema() {
       {"timing.sfu_latency_reduce_cycles", kOptional, kNonNeg,
        "SFU clocks from a row's last beat in to its RSUM / RMAX / RSUMSQ result out, core cycles",
        [](HwConfig& h) { return at(h.timing.sfu_latency_reduce_cycles); }},
+      {"timing.sfu_latency_rms_cycles", kOptional, kNonNeg,
+       "SFU clocks from a row's last beat in to its RMS result out, core cycles",
+       [](HwConfig& h) { return at(h.timing.sfu_latency_rms_cycles); }},
       {"timing.sfu_latency_rowop_cycles", kOptional, kNonNeg,
-       "SFU latency of the fused row operators (RMS, RMSNORM, SOFTMAX, ROPE, GTOPK, SOFTCAP, MAGMATCH), core cycles",
+       "SFU latency of the fused row operators (RMSNORM, SOFTMAX, ROPE, GTOPK, SOFTCAP, MAGMATCH), core cycles",
        [](HwConfig& h) { return at(h.timing.sfu_latency_rowop_cycles); }},
       {"timing.wbuf_tiles", kOptional, Rule::AtLeast2,
        "slots of the weight buffers the weight stream cycles through (default 2: double buffering; at most the "

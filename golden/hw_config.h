@@ -70,7 +70,8 @@ struct HwTiming {
   // (sfu_latency_cycles: one step of f32 arithmetic then the rounding;
   // timing::sfu_latency_cycles says which function is which class).
   HwValue<int64_t> sfu_command_cycles, sfu_latency_exp_cycles, sfu_latency_sqrt_cycles, sfu_latency_tanh_cycles,
-      sfu_latency_gelu_cycles, sfu_latency_trig_cycles, sfu_latency_reduce_cycles, sfu_latency_rowop_cycles;
+      sfu_latency_gelu_cycles, sfu_latency_trig_cycles, sfu_latency_reduce_cycles, sfu_latency_rms_cycles,
+      sfu_latency_rowop_cycles;
 };
 
 // The values are num::Formats (absent keys keep its defaults); the origins

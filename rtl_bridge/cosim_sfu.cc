@@ -92,7 +92,9 @@ struct Harness : sc_core::sc_module {
   }
 
   static bool same_command(const SfuVector& a, const SfuVector& b, int64_t ia, int64_t ib) {
-    return ia / kSfuBlock == ib / kSfuBlock && a.fmt == b.fmt && a.stall == b.stall && !sfu_reads_k(a.func);
+    // (RMS's k is 1/n of its row: a command per row length, here per vector.)
+    return ia / kSfuBlock == ib / kSfuBlock && a.fmt == b.fmt && a.stall == b.stall && !sfu_reads_k(a.func) &&
+           a.func != isa::CvoFunc::RMS;
   }
 
   void stream(const std::vector<SfuVector>& g, const std::vector<int64_t>& gi) {

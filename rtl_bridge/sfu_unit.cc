@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iterator>
 
+#include "golden/numerics/ops.h"
 #include "isa/verify.h"
 #include "rtl_bridge/sfu_rtl.h"
 #include "rtl_bridge/sfu_vectors.h"
@@ -82,7 +83,9 @@ class RtlSfuUnit : public sc::SfuUnit {
     std::vector<int64_t> rows;
     operands(in, f, &elems, &rows);
     const sim::View& y = in.op("dst");
-    const uint32_t k = sfu_reads_k(f) ? bits_of(in.kf32()) : 0u;
+    // The command's k: SCALE / ADDK / MAXK's constant; for RMS 1/n of a's
+    // rows (num::inv_count), which the control gives the unit with the command.
+    const uint32_t k = sfu_reads_k(f) ? bits_of(in.kf32()) : f == CvoFunc::RMS ? bits_of(num::inv_count(in.op("a").cols)) : 0u;
     c_.wait_until(now + setup);
     const double t0 = c_.now_ps();
     std::vector<uint32_t> out;

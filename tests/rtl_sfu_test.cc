@@ -65,7 +65,7 @@ Summary parse(const std::string& out) {
 const std::map<std::string, int> kLatency = {
     {"exp", 12}, {"sqrt", 7}, {"rsqrt", 7}, {"recip", 2}, {"tanh", 18}, {"gelu", 23}, {"sin", 13}, {"cos", 13},
     {"scale", 2}, {"relu", 2}, {"addk", 2}, {"maxk", 2}, {"add", 2},   {"sub", 2},    {"mul", 2},  {"max", 2},
-    {"mac", 2}, {"rsum", 8}, {"rmax", 8}, {"rsumsq", 8}};
+    {"mac", 2}, {"rsum", 8}, {"rmax", 8}, {"rsumsq", 8}, {"rms", 14}};
 
 // Every function ran `per` vectors, all passed, every class was drawn.
 void expect_coverage(const Summary& s, int64_t per) {

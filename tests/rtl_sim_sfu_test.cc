@@ -81,7 +81,7 @@ TEST(RtlSimSfu, TinyPromptAndDecodeWithEveryEngineOnTheRtlMatchGoldenAndTheModel
   const long long on = sfu_on_rtl(s.err), off = sfu_not_on_rtl(s.err);
   EXPECT_GT(on, 0) << s.err;
   EXPECT_EQ(on + off, cvo) << s.err;
-  for (const char* f : {"add ", "mac ", "gelu ", "tanh ", "scale "})
+  for (const char* f : {"add ", "mac ", "gelu ", "tanh ", "scale ", "rms "})
     EXPECT_TRUE(std::regex_search(s.err, std::regex(std::string("rtl sfu: [0-9]+ instructions on the RTL.*[:,] ") + f +
                                                     "[0-9]+")))
         << f << "\n" << s.err;
@@ -116,7 +116,7 @@ std::string random_floats(size_t n, uint32_t seed) {
 }
 
 // A program of element-wise functions (a and b broadcast as rows, columns
-// and scalars, dst in f32 and bf16), the row reductions, and two fused row
+// and scalars, dst in f32 and bf16), the row reductions and RMS, and two fused row
 // operators: the memory with the RTL SFU is the functional core's, every
 // instruction on the RTL is exact against the model, the row operators are
 // counted per function, and `--vcd` writes the SFU's waveform.
@@ -134,6 +134,7 @@ TEST(RtlSimSfu, ProgramOfEveryKindGivesTheFunctionalCoresMemory) {
 .desc r2 dtype=bf16 space=l2 base=0x5100 rows=8 cols=1 row_stride=2
 .desc r3 dtype=f32 space=l2 base=0x5200 rows=8 cols=1 row_stride=4
 .desc n dtype=f32 space=l2 base=0x6000 rows=8 cols=100 row_stride=400
+.desc r4 dtype=bf16 space=l2 base=0x5300 rows=8 cols=1 row_stride=2
     cvo.exp dst=yb a=x
     cvo.gelu dst=y a=x
     cvo.sin dst=z a=x
@@ -146,6 +147,7 @@ TEST(RtlSimSfu, ProgramOfEveryKindGivesTheFunctionalCoresMemory) {
     cvo.rsum dst=r1 a=x
     cvo.rmax dst=r2 a=x
     cvo.rsumsq dst=r3 a=y
+    cvo.rms dst=r4 a=x
     cvo.rmsnorm dst=n a=x b=row k=eps
     cvo.softmax dst=z a=x
     sys.halt
@@ -161,8 +163,8 @@ TEST(RtlSimSfu, ProgramOfEveryKindGivesTheFunctionalCoresMemory) {
   RunResult s = run_n3(run + " --backend systemc --rtl sfu --vcd " + dir + "/w.fst --mem-out " + dir + "/sfu.img");
   ASSERT_EQ(s.status, 0) << s.err;
   EXPECT_EQ(read_file_bytes(dir + "/sfu.img"), read_file_bytes(dir + "/func.img"));
-  EXPECT_EQ(sfu_on_rtl(s.err), 12) << s.err;
-  EXPECT_NE(s.err.find(": add 1, exp 1, gelu 1, mac 1, mul 1, rmax 1, rsqrt 1, rsum 1, rsumsq 1, scale 1, sin 1, sub 1\n"),
+  EXPECT_EQ(sfu_on_rtl(s.err), 13) << s.err;
+  EXPECT_NE(s.err.find(": add 1, exp 1, gelu 1, mac 1, mul 1, rmax 1, rms 1, rsqrt 1, rsum 1, rsumsq 1, scale 1, sin 1, sub 1\n"),
             std::string::npos)
       << s.err;
   EXPECT_EQ(sfu_not_on_rtl(s.err), 2) << s.err;
@@ -170,7 +172,7 @@ TEST(RtlSimSfu, ProgramOfEveryKindGivesTheFunctionalCoresMemory) {
                        "unchecked): rmsnorm 1, softmax 1"),
             std::string::npos)
       << s.err;
-  expect_sfu_within(s.err, 12);
+  expect_sfu_within(s.err, 13);
   const FstFile w = read_fst(dir + "/w.fst");
   ASSERT_TRUE(w.opened) << "GTKWave's reader cannot open it";
   EXPECT_GT(w.end_time, 0u);

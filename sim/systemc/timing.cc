@@ -70,7 +70,8 @@ double sfu_latency_cycles(const Params& p, isa::CvoFunc f) {
     case F::GELU: return double(t.sfu_latency_gelu_cycles.value);
     case F::SIN: case F::COS: return double(t.sfu_latency_trig_cycles.value);
     case F::RSUM: case F::RMAX: case F::RSUMSQ: return double(t.sfu_latency_reduce_cycles.value);
-    case F::RMS: case F::RMSNORM: case F::SOFTMAX: case F::ROPE: case F::GTOPK: case F::SOFTCAP: case F::MAGMATCH:
+    case F::RMS: return double(t.sfu_latency_rms_cycles.value);
+    case F::RMSNORM: case F::SOFTMAX: case F::ROPE: case F::GTOPK: case F::SOFTCAP: case F::MAGMATCH:
       return double(t.sfu_latency_rowop_cycles.value);
     default: return double(t.sfu_latency_cycles.value);  // one step of f32 arithmetic, then the rounding
   }
@@ -83,7 +84,7 @@ int64_t sfu_beats(const Params& p, const sim::Issued& in) {
   const sim::View& a = in.op("a");
   // A row reduction starts each row at a fresh beat (the RTL's accumulator
   // lanes take one row at a time).
-  if ((f == F::RSUM || f == F::RMAX || f == F::RSUMSQ) && a.present()) return a.rows * ((a.cols + lanes - 1) / lanes);
+  if ((f == F::RSUM || f == F::RMAX || f == F::RSUMSQ || f == F::RMS) && a.present()) return a.rows * ((a.cols + lanes - 1) / lanes);
   return (sfu_work(p, in) + lanes - 1) / lanes;
 }
 
