@@ -39,7 +39,7 @@ class SfuRtl : public sc_core::sc_module {
   // From an SC_THREAD: one command (function f, constant k's f32 bits, dst's
   // format), then the elements in beats of kLanes; `out` gets each result
   // (the f32 bits of the value in dst's format), in order. A row reduction
-  // (RSUM, RMAX, RSUMSQ) takes `rows`, the row lengths (summing to the
+  // (RSUM, RMAX, RSUMSQ, RMS) takes `rows`, the row lengths (summing to the
   // elements): each row from a fresh beat, in_last on its last; `out` gets
   // one result per row.
   SfuRun run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<SfuElem>& in, std::vector<uint32_t>& out,

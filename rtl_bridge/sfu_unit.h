@@ -2,7 +2,7 @@
 // docs/rtl.md "The SFU bridge"). RtlSfuUnit takes the timing model's
 // SfuUnit's place: the same instruction queue, tokens and TLM sockets. Per
 // CVO whose function the RTL has (sfu_vectors.h's kSfuFuncs: the
-// element-wise functions and the row reductions RSUM, RMAX, RSUMSQ) it
+// element-wise functions, the row reductions RSUM, RMAX, RSUMSQ and RMS) it
 //   - loads a, b and dst (MAC reads dst's old value) as they are before the
 //     functional core executes the instruction into a shadow memory, through
 //     the memories' debug transport;

@@ -11,7 +11,7 @@
 // Stage s of a lane applies step s of the function (n3_sfu_pkg::sfu_step) to
 // the element it holds, only when it holds one.
 //
-// The row reductions (RSUM, RMAX, RSUMSQ) stream rows: each row starts at a
+// The row reductions (RSUM, RMAX, RSUMSQ, RMS) stream rows: each row starts at a
 // fresh beat and in_last marks its last beat. The element pipeline forms the
 // terms; a tail folds them into 32 accumulator lanes (element j of a row into
 // lane j mod 32, in order), and at the row's end passes the lanes down a
@@ -35,7 +35,7 @@ module n3_sfu
   // command: taken when the pipeline is empty
   input logic cmd_valid,
   output logic cmd_ready,
-  input logic [5:0] cmd_func,  // n3_isa_pkg::cvo_func_e (element-wise ones, RSUM, RMAX, RSUMSQ)
+  input logic [5:0] cmd_func,  // n3_isa_pkg::cvo_func_e (element-wise ones, RSUM, RMAX, RSUMSQ, RMS)
   input logic [31:0] cmd_k,    // SCALE / ADDK / MAXK's constant (f32 bits)
   input logic [1:0] cmd_fmt,   // dst's format: results rounded into it
   // elements in (f32 bits; b: the second operand of ADD .. MAC; c: MAC's dst)
