@@ -66,6 +66,12 @@ struct HwTiming {
       gemm_macs_per_pe, sfu_setup_cycles, sfu_latency_cycles;
   HwValue<int64_t> wbuf_tiles{2};  // double buffering unless said
   HwValue<int64_t> sfu_passes_softmax, sfu_passes_rmsnorm, sfu_passes_gtopk, sfu_passes_magmatch;
+  // The SFU's command transfer, and its pipeline depth per function class
+  // (sfu_latency_cycles: one step of f32 arithmetic then the rounding;
+  // timing::sfu_latency_cycles says which function is which class).
+  HwValue<int64_t> sfu_command_cycles, sfu_latency_exp_cycles, sfu_latency_sqrt_cycles, sfu_latency_tanh_cycles,
+      sfu_latency_gelu_cycles, sfu_latency_trig_cycles, sfu_latency_reduce_cycles, sfu_latency_rms_cycles,
+      sfu_latency_rowop_cycles;
 };
 
 // The values are num::Formats (absent keys keep its defaults); the origins

@@ -6,8 +6,9 @@
 // instruction's row would be. Streams without stalls feed the cycle table:
 // per function, the stream's clocks (first element in to last result out)
 // and the first element's latency, against the SystemC model's SFU formula
-// (timing::sfu_cycles, SfuUnit::model's term after the setup:
-// ceil(n / sfu_elems_per_clk) + sfu_latency_cycles).
+// (timing::sfu_cycles, SfuUnit::model's term after the setup, less the
+// command's transfer: the beats + the function's sfu_latency_*_cycles).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,9 +29,11 @@ namespace n3::rtl {
 
 namespace {
 
-// The CVO instruction the model would time for a stream: a = [1, elements],
-// dst = [1, results] (sfu_work counts the larger).
-sim::Issued cvo_instruction(isa::CvoFunc f, int64_t elements, int64_t results) {
+// The CVO instruction the model would time for a stream: element-wise
+// a = dst = [1, elements]; a reduction of rows of one length a = [rows, cols],
+// dst = [rows, 1]; rows of several lengths (the cosim's vectors) as one row
+// each of their total (the beats: each row from a fresh beat, as the RTL's).
+sim::Issued cvo_instruction(isa::CvoFunc f, size_t elements, const std::vector<int64_t>& rows) {
   sim::Issued in;
   in.def = isa::opcode_def(static_cast<uint32_t>(isa::Opcode::CVO));
   for (int i = 0; i < in.def->n_subops; ++i)
@@ -39,8 +42,17 @@ sim::Issued cvo_instruction(isa::CvoFunc f, int64_t elements, int64_t results) {
   sim::View a, y;
   a.slot = y.slot = 1;
   a.rows = y.rows = 1;
-  a.cols = elements;
-  y.cols = results;
+  a.cols = y.cols = int64_t(elements);
+  if (!rows.empty()) {
+    const int64_t lanes = N3_RTL_SFU_LANES;
+    int64_t beats = 0;
+    for (int64_t n : rows) beats += (n + lanes - 1) / lanes;
+    const bool same = std::all_of(rows.begin(), rows.end(), [&](int64_t n) { return n == rows.front(); });
+    // Rows of one length: the reduction itself; else one row of the beats' elements.
+    a.rows = y.rows = same ? int64_t(rows.size()) : 1;
+    a.cols = same ? rows.front() : beats * lanes;
+    y.cols = 1;
+  }
   in.views[static_cast<size_t>(isa::field_index(*in.def, "a"))] = a;
   in.views[static_cast<size_t>(isa::field_index(*in.def, "dst"))] = y;
   return in;
@@ -80,7 +92,9 @@ struct Harness : sc_core::sc_module {
   }
 
   static bool same_command(const SfuVector& a, const SfuVector& b, int64_t ia, int64_t ib) {
-    return ia / kSfuBlock == ib / kSfuBlock && a.fmt == b.fmt && a.stall == b.stall && !sfu_reads_k(a.func);
+    // (RMS's k is 1/n of its row: a command per row length, here per vector.)
+    return ia / kSfuBlock == ib / kSfuBlock && a.fmt == b.fmt && a.stall == b.stall && !sfu_reads_k(a.func) &&
+           a.func != isa::CvoFunc::RMS;
   }
 
   void stream(const std::vector<SfuVector>& g, const std::vector<int64_t>& gi) {
@@ -149,10 +163,13 @@ struct Harness : sc_core::sc_module {
                                 std::to_string(run.latency) + " = " + std::to_string(want);
         }
       }
+      // The stream is timed from its first element in: the model's term
+      // less the command's transfer (which the cosim's command precedes).
       const double model =
-          timing::sfu_cycles(params_, cvo_instruction(v0.func, int64_t(in.size()), int64_t(out.size())));
+          timing::sfu_cycles(params_, cvo_instruction(v0.func, in.size(), rows)) -
+          double(params_.timing.sfu_command_cycles.value);
       rep_.cycles[fname + " stream"].add(double(run.cycles), model);
-      rep_.cycles[fname + " latency"].add(double(run.latency), double(params_.timing.sfu_latency_cycles.value));
+      rep_.cycles[fname + " latency"].add(double(run.latency), timing::sfu_latency_cycles(params_, v0.func));
     }
     if (rep_.run / 100000 != (rep_.run - int64_t(g.size())) / 100000)
       log_ << "cosim sfu: " << rep_.run << " vectors, " << rep_.mismatches << " mismatches\n";

@@ -8,6 +8,9 @@
 #ifdef N3_HAVE_RTL_DMA
 #include "rtl_bridge/dma_unit.h"
 #endif
+#ifdef N3_HAVE_RTL_SFU
+#include "rtl_bridge/sfu_unit.h"
+#endif
 
 namespace n3::rtl {
 
@@ -28,6 +31,12 @@ void use_rtl_units(sc::RunOptions* o, const HwConfig& hw, const std::vector<std:
 #ifdef N3_HAVE_RTL_DMA
     if (u == "dma") {
       use_rtl_dma(o, hw, wave, vcd_instructions);
+      continue;
+    }
+#endif
+#ifdef N3_HAVE_RTL_SFU
+    if (u == "sfu") {
+      use_rtl_sfu(o, hw, wave, vcd_instructions);
       continue;
     }
 #endif
@@ -52,6 +61,12 @@ void print_rtl_summaries(const std::vector<std::string>& units, double wall_s, s
     if (u == "dma") {
       print_dma_comparison(dma_rtl_records(), out);
       for (const DmaInsnRecord& d : dma_rtl_records()) cycles += d.rtl_cycles;
+    }
+#endif
+#ifdef N3_HAVE_RTL_SFU
+    if (u == "sfu") {
+      print_sfu_comparison(sfu_rtl_records(), sfu_model_only(), out);
+      for (const SfuInsnRecord& s : sfu_rtl_records()) cycles += s.rtl_cycles;
     }
 #endif
     std::fprintf(out, "rtl %s: %.2f s wall, %.0f RTL cycles simulated (%.0f cycles per wall second)\n", u.c_str(),

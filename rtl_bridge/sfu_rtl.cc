@@ -103,6 +103,7 @@ SfuRtl::SfuRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
   d.out_y(p.out_y);
   d.busy(p.busy);
   SC_THREAD(clock);
+  SC_THREAD(power_on_reset);
 }
 
 SfuRtl::~SfuRtl() = default;
@@ -129,6 +130,24 @@ void SfuRtl::clock() {
   }
 }
 
+// The unit is reset with the chip, at time 0, not by the first command, so
+// no instruction's cycles include the reset's (as GemvRtl, DmaRtl); a
+// command that arrives during the reset waits for it.
+void SfuRtl::power_on_reset() {
+  Ports& p = *p_;
+  clock_on_ = true;
+  clock_go_.notify(sc_core::SC_ZERO_TIME);
+  p.rst_n = false;
+  for (int i = 0; i < 4; ++i) {  // low for three clocks, released for one
+    if (i == 3) p.rst_n = true;
+    sc_core::wait(clk_.negedge_event());
+    ++total_cycles_;
+  }
+  clock_on_ = false;
+  reset_done_ = true;
+  reset_done_event_.notify();
+}
+
 SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<SfuElem>& in,
                    std::vector<uint32_t>& out, const std::vector<int64_t>& rows) {
   // The beats: runs of up to kLanes elements, a row's first from a fresh beat.
@@ -152,6 +171,7 @@ SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<S
     results = rows.size();
   }
   out.assign(results, 0);
+  while (!reset_done_) sc_core::wait(reset_done_event_);
   clock_on_ = true;
   clock_go_.notify(sc_core::SC_ZERO_TIME);
   struct Gate {  // the clock stops when the run ends, also on an exception
@@ -163,13 +183,6 @@ SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<S
     sc_core::wait(clk_.negedge_event());
     ++total_cycles_;
   };
-  if (!reset_done_) {
-    p.rst_n = false;
-    for (int i = 0; i < 3; ++i) negedge();
-    p.rst_n = true;
-    negedge();
-    reset_done_ = true;
-  }
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   auto stall = [&] { return stall_ > 0 && coin(stall_rng_) < stall_; };
   const sc_core::sc_time quarter = period_ / 4;

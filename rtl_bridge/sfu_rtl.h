@@ -1,7 +1,7 @@
 // The RTL SFU element pipeline (rtl_bridge/rtl/sfu/, docs/rtl.md "SFU element pipeline") as a
 // SystemC module: the Verilated model, its gated clock, and a driver that
-// streams one command's elements through it (`n3 cosim --unit sfu`; the
-// bridge into the SystemC model, `--rtl sfu`, is built on run()).
+// streams one command's elements through it (`n3 cosim --unit sfu`, and
+// the bridge into the SystemC model, `--rtl sfu`: rtl_bridge/sfu_unit.h).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -39,7 +39,7 @@ class SfuRtl : public sc_core::sc_module {
   // From an SC_THREAD: one command (function f, constant k's f32 bits, dst's
   // format), then the elements in beats of kLanes; `out` gets each result
   // (the f32 bits of the value in dst's format), in order. A row reduction
-  // (RSUM, RMAX, RSUMSQ) takes `rows`, the row lengths (summing to the
+  // (RSUM, RMAX, RSUMSQ, RMS) takes `rows`, the row lengths (summing to the
   // elements): each row from a fresh beat, in_last on its last; `out` gets
   // one result per row.
   SfuRun run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<SfuElem>& in, std::vector<uint32_t>& out,
@@ -48,12 +48,14 @@ class SfuRtl : public sc_core::sc_module {
   // and out_ready are held low with probability p. 0 (the default): never.
   void set_stalls(double p, uint64_t seed);
   int64_t total_cycles() const { return total_cycles_; }
+  Waveform& waveform() { return wave_; }
 
  private:
   SC_HAS_PROCESS(SfuRtl);
   void start_of_simulation() override;
   void end_of_simulation() override;
   void clock();  // SC_THREAD: the core clock, running only inside run()
+  void power_on_reset();  // SC_THREAD: the unit's reset at time 0
   struct Ports;
   sc_core::sc_signal<bool> clk_{"clk"};
   sc_core::sc_time period_;
@@ -63,6 +65,7 @@ class SfuRtl : public sc_core::sc_module {
   std::unique_ptr<Vn3_sfu> dut_;
   Waveform wave_;
   bool reset_done_ = false;
+  sc_core::sc_event reset_done_event_;
   int64_t total_cycles_ = 0;
   double stall_ = 0;
   std::mt19937_64 stall_rng_;

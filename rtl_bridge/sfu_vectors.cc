@@ -14,7 +14,7 @@ using F = isa::CvoFunc;
 
 const CvoFunc kSfuFuncs[] = {F::EXP,  F::SQRT, F::RSQRT, F::RECIP, F::TANH, F::GELU, F::SIN, F::COS, F::SCALE,
                              F::RELU, F::ADDK, F::MAXK,  F::ADD,   F::SUB,  F::MUL,  F::MAX, F::MAC,
-                             F::RSUM, F::RMAX, F::RSUMSQ};
+                             F::RSUM, F::RMAX, F::RSUMSQ, F::RMS};
 const int kNumSfuFuncs = sizeof(kSfuFuncs) / sizeof(kSfuFuncs[0]);
 
 std::string sfu_func_name(CvoFunc f) { return isa::enum_text(isa::EnumId::CvoFunc, uint64_t(f)); }
@@ -22,7 +22,7 @@ bool sfu_reads_b(CvoFunc f) {
   return f == F::ADD || f == F::SUB || f == F::MUL || f == F::MAX || f == F::MAC;
 }
 bool sfu_reads_k(CvoFunc f) { return f == F::SCALE || f == F::ADDK || f == F::MAXK; }
-bool sfu_is_reduction(CvoFunc f) { return f == F::RSUM || f == F::RMAX || f == F::RSUMSQ; }
+bool sfu_is_reduction(CvoFunc f) { return f == F::RSUM || f == F::RMAX || f == F::RSUMSQ || f == F::RMS; }
 
 namespace {
 
@@ -256,6 +256,8 @@ SfuVector make_sfu_vector(uint64_t seed, int64_t index) {
   Rng r = keyed_rng(seed, 0, index);
   if (sfu_is_reduction(v.func)) {
     row_input(static_cast<int>(uni(r, 0, kRowClasses - 1)), r, &v.row, &v.cls);
+    // RMS's command carries 1/n of its rows (num::inv_count), as the bridge sets it.
+    if (v.func == F::RMS) v.k = bits(num::inv_count(static_cast<int64_t>(v.row.size())));
   } else if (sfu_reads_b(v.func) || sfu_reads_k(v.func)) {
     pair_input(v.func, static_cast<int>(uni(r, 0, kPairClasses - 1)), r, &v.a, sfu_reads_k(v.func) ? &v.k : &v.b, &v.cls);
     if (v.func == F::MAC) {  // the old dst value: random, or cancelling the product
@@ -311,13 +313,14 @@ uint32_t sfu_expected(const SfuVector& v) {
       y = c + p;
       break;
     }
-    case F::RSUM: case F::RMAX: case F::RSUMSQ: {  // exec_sfu's row reductions
+    case F::RSUM: case F::RMAX: case F::RSUMSQ: case F::RMS: {  // exec_sfu's row reductions
       std::vector<float> x(v.row.size());
       for (size_t i = 0; i < x.size(); ++i) x[i] = num::u2f(v.row[i]);
       const int64_t n = static_cast<int64_t>(x.size());
-      y = v.func == F::RSUM ? num::tree_sum(x.data(), n)
-          : v.func == F::RMAX ? num::tree_max(x.data(), n)
-                              : num::tree_sumsq(x.data(), n);
+      y = v.func == F::RSUM     ? num::tree_sum(x.data(), n)
+          : v.func == F::RMAX   ? num::tree_max(x.data(), n)
+          : v.func == F::RSUMSQ ? num::tree_sumsq(x.data(), n)
+                                : num::rms(x.data(), n);
       break;
     }
     default: y = num::nan_f(); break;

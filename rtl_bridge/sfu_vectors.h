@@ -5,7 +5,7 @@
 // format, and whether the streams stall, are drawn per block of
 // kSfuBlock indices (one CVO instruction streams many elements in one
 // format); SCALE / ADDK / MAXK draw their constant k per vector. A vector
-// of a row reduction (RSUM, RMAX, RSUMSQ) is one row: 1 to 16 elements,
+// of a row reduction (RSUM, RMAX, RSUMSQ, RMS; RMS's k is 1/n of its row) is one row: 1 to 16 elements,
 // one in ten 17 to 100 (one to three wraps of the 32 accumulator lanes).
 #pragma once
 #include <cstdint>

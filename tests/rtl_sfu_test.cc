@@ -65,7 +65,7 @@ Summary parse(const std::string& out) {
 const std::map<std::string, int> kLatency = {
     {"exp", 12}, {"sqrt", 7}, {"rsqrt", 7}, {"recip", 2}, {"tanh", 18}, {"gelu", 23}, {"sin", 13}, {"cos", 13},
     {"scale", 2}, {"relu", 2}, {"addk", 2}, {"maxk", 2}, {"add", 2},   {"sub", 2},    {"mul", 2},  {"max", 2},
-    {"mac", 2}, {"rsum", 8}, {"rmax", 8}, {"rsumsq", 8}};
+    {"mac", 2}, {"rsum", 8}, {"rmax", 8}, {"rsumsq", 8}, {"rms", 14}};
 
 // Every function ran `per` vectors, all passed, every class was drawn.
 void expect_coverage(const Summary& s, int64_t per) {
@@ -104,6 +104,13 @@ TEST(RtlSfu, TenThousandVectorsPerFunctionBitExact) {
     EXPECT_GT(s.classes.count(name + ":latency=" + std::to_string(lat)), 0u) << name << "\n" << r.out;
     ASSERT_TRUE(s.cycles.count(name + " latency")) << name;
     EXPECT_EQ(s.cycles.at(name + " latency").first, double(lat)) << name;
+    // The model's figures are the RTL's (the hardware file's
+    // timing.sfu_latency_*_cycles, measured here): its latency equals the
+    // measured one, and its stream term (the beats + that latency) every
+    // stall-free stream's clocks, on average exactly.
+    EXPECT_EQ(s.cycles.at(name + " latency").second, double(lat)) << name << ": the hardware file's latency";
+    ASSERT_TRUE(s.cycles.count(name + " stream")) << name;
+    EXPECT_EQ(s.cycles.at(name + " stream").second, s.cycles.at(name + " stream").first) << name;
   }
 }
 

@@ -178,7 +178,7 @@ TEST(RtlSimDma, RefusesBadUnitListsInOneLine) {
   const std::string io = " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --dump " + dir + "/a";
   write_npy_i32(dir + "/ids.npy", {1, 2, 3});
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"sim --backend systemc --rtl gemv,sfu" + io, "not built yet"},
+      {"sim --backend systemc --rtl gemv,sfu,gpu" + io, "'gpu'"},
       {"sim --backend systemc --rtl dma,foo" + io, "'foo'"},
       {"sim --backend systemc --rtl dma,dma" + io, "given twice"},
       {"sim --backend systemc --rtl gemv," + io, "''"},

@@ -115,7 +115,7 @@ TEST(RtlSim, RefusesWhatItCannotRun) {
   const std::string io = " --model " + t.model + " --ids " + t.dir + "/ids.npy";
   for (const std::string& bad :
        {"sim --backend func --rtl gemv" + io + " --dump " + t.dir + "/a",
-        "sim --backend systemc --rtl sfu" + io + " --dump " + t.dir + "/a",
+        "sim --backend systemc --rtl sfu,fpu" + io + " --dump " + t.dir + "/a",
         "sim --backend systemc --rtl gemv --timing-only" + io,
         "sim --backend systemc --vcd x.fst" + io + " --dump " + t.dir + "/a"}) {
     RunResult r = run_n3(bad);

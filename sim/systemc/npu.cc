@@ -110,7 +110,8 @@ struct Top : sc_core::sc_module {
         gemv_unit(o.gemv_unit.make ? o.gemv_unit.make("gemv", c) : std::make_unique<MacUnit>("gemv", c, 2)),
         gemv(*gemv_unit),
         gemm("gemm", c, 3),
-        sfu("sfu", c),
+        sfu_unit(o.sfu_unit.make ? o.sfu_unit.make("sfu", c) : std::make_unique<SfuUnit>("sfu", c)),
+        sfu(*sfu_unit),
         decoder(o.decoder.make ? o.decoder.make("decoder", c) : nullptr),
         ctl("ctl", c, o.progress, decoder.get()) {
     EngineUnit* engines[] = {&dma, &gemv, &gemm, &sfu};
@@ -132,7 +133,8 @@ struct Top : sc_core::sc_module {
   std::unique_ptr<MacUnit> gemv_unit;  // the timing model's, or an RTL unit
   MacUnit& gemv;
   MacUnit gemm;
-  SfuUnit sfu;
+  std::unique_ptr<SfuUnit> sfu_unit;  // the timing model's, or an RTL unit
+  SfuUnit& sfu;
   std::unique_ptr<DecodeStage> decoder;  // an RTL decoder beside the C++ one, or none
   Ctl ctl;
 };

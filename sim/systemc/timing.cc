@@ -60,9 +60,37 @@ int64_t sfu_work(const Params& p, const sim::Issued& in) {
   return n * passes;
 }
 
+double sfu_latency_cycles(const Params& p, isa::CvoFunc f) {
+  using F = isa::CvoFunc;
+  const HwTiming& t = p.timing;
+  switch (f) {
+    case F::EXP: return double(t.sfu_latency_exp_cycles.value);
+    case F::SQRT: case F::RSQRT: return double(t.sfu_latency_sqrt_cycles.value);
+    case F::TANH: return double(t.sfu_latency_tanh_cycles.value);
+    case F::GELU: return double(t.sfu_latency_gelu_cycles.value);
+    case F::SIN: case F::COS: return double(t.sfu_latency_trig_cycles.value);
+    case F::RSUM: case F::RMAX: case F::RSUMSQ: return double(t.sfu_latency_reduce_cycles.value);
+    case F::RMS: return double(t.sfu_latency_rms_cycles.value);
+    case F::RMSNORM: case F::SOFTMAX: case F::ROPE: case F::GTOPK: case F::SOFTCAP: case F::MAGMATCH:
+      return double(t.sfu_latency_rowop_cycles.value);
+    default: return double(t.sfu_latency_cycles.value);  // one step of f32 arithmetic, then the rounding
+  }
+}
+
+int64_t sfu_beats(const Params& p, const sim::Issued& in) {
+  using F = isa::CvoFunc;
+  const int64_t lanes = p.compute.sfu_elems_per_clk.value;
+  const F f = static_cast<F>(in.sub->value);
+  const sim::View& a = in.op("a");
+  // A row reduction starts each row at a fresh beat (the RTL's accumulator
+  // lanes take one row at a time).
+  if ((f == F::RSUM || f == F::RMAX || f == F::RSUMSQ || f == F::RMS) && a.present()) return a.rows * ((a.cols + lanes - 1) / lanes);
+  return (sfu_work(p, in) + lanes - 1) / lanes;
+}
+
 double sfu_cycles(const Params& p, const sim::Issued& in) {
-  return std::ceil(double(sfu_work(p, in)) / p.compute.sfu_elems_per_clk.value) +
-         double(p.timing.sfu_latency_cycles.value);
+  return double(p.timing.sfu_command_cycles.value) + double(sfu_beats(p, in)) +
+         sfu_latency_cycles(p, static_cast<isa::CvoFunc>(in.sub->value));
 }
 
 namespace {

@@ -32,9 +32,16 @@ int64_t insn_macs(const sim::Issued& in);
 // SFU elements processed: passes over the row data times the elements
 // produced (a fused row operator reads its row more than once).
 int64_t sfu_work(const Params& p, const sim::Issued& in);
+// The SFU's pipeline depth for function f (timing.sfu_latency_*_cycles,
+// measured from the RTL SFU where it has the function: docs/rtl.md).
+double sfu_latency_cycles(const Params& p, isa::CvoFunc f);
+// The SFU's input beats for one CVO: ceil(sfu_work / sfu_elems_per_clk); a
+// row reduction starts every row at a fresh beat: rows x ceil(cols / lanes).
+int64_t sfu_beats(const Params& p, const sim::Issued& in);
 // The SFU's clocks for one CVO after its setup (SfuUnit::model's compute
-// term): ceil(sfu_work / sfu_elems_per_clk) + sfu_latency_cycles; the model
-// column of `n3 cosim --unit sfu` (docs/rtl.md, "SFU element pipeline").
+// term): sfu_command_cycles + sfu_beats + sfu_latency_cycles(f), the RTL's
+// command transfer to its last result on `--rtl sfu` (docs/rtl.md, "The
+// SFU bridge").
 double sfu_cycles(const Params& p, const sim::Issued& in);
 
 // The shape of one GEMV instruction as the GEMV engine runs it

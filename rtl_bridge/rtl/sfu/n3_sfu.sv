@@ -11,13 +11,19 @@
 // Stage s of a lane applies step s of the function (n3_sfu_pkg::sfu_step) to
 // the element it holds, only when it holds one.
 //
-// The row reductions (RSUM, RMAX, RSUMSQ) stream rows: each row starts at a
+// The row reductions (RSUM, RMAX, RSUMSQ, RMS) stream rows: each row starts at a
 // fresh beat and in_last marks its last beat. The element pipeline forms the
 // terms; a tail folds them into 32 accumulator lanes (element j of a row into
 // lane j mod 32, in order), and at the row's end passes the lanes down a
 // 5-stage tree (lanes j and j + 16, then 8, 4, 2, 1: one level a stage, a new
 // row may enter every clock) to a last stage that rounds the row's result
 // into dst's format; out_y[0] carries it (out_mask 1).
+//
+// RMS (num::rms: sqrt_rn(tree_sumsq(x) * inv_count(n))) is RSUMSQ with a
+// longer tail: the tree's sum times the command's k, which the control
+// sets to 1/n of the instruction's rows (num::inv_count: one n per CVO),
+// then SQRT's program (n3_sfu_pkg::sqrt_step 0..5), one step a stage, then
+// the rounding: 6 clocks more than the other reductions.
 module n3_sfu
   import n3_fp_pkg::*;
   import n3_sfu_pkg::*;
@@ -29,7 +35,7 @@ module n3_sfu
   // command: taken when the pipeline is empty
   input logic cmd_valid,
   output logic cmd_ready,
-  input logic [5:0] cmd_func,  // n3_isa_pkg::cvo_func_e (element-wise ones, RSUM, RMAX, RSUMSQ)
+  input logic [5:0] cmd_func,  // n3_isa_pkg::cvo_func_e (element-wise ones, RSUM, RMAX, RSUMSQ, RMS)
   input logic [31:0] cmd_k,    // SCALE / ADDK / MAXK's constant (f32 bits)
   input logic [1:0] cmd_fmt,   // dst's format: results rounded into it
   // elements in (f32 bits; b: the second operand of ADD .. MAC; c: MAC's dst)
@@ -62,7 +68,9 @@ module n3_sfu
   logic [31:0][31:0] acc;
   logic [4:0] cnt;
   logic [5:1][15:0][31:0] tr;
-  logic [6:1] rv;
+  logic [12:1] rv;     // rv[6]: a reduction's result; RMS goes on to rv[12]
+  sfu_st_t q[6:1];     // RMS: the square root's steps on the mean square
+  logic rms;
   logic [31:0] rres;
   logic adv, in_fire, cmd_fire;
   logic kfunc;        // the function's second operand is k
@@ -71,7 +79,8 @@ module n3_sfu
   assign cmd_ready = !busy;
   assign cmd_fire = cmd_valid && cmd_ready;
   assign red = is_reduce(func);
-  assign out_valid = red ? rv[6] : v[depth];
+  assign rms = func == F_RMS;
+  assign out_valid = red ? (rms ? rv[12] : rv[6]) : v[depth];
   assign adv = !out_valid || out_ready;
   assign in_ready = armed && adv && !cmd_valid;
   assign in_fire = in_valid && in_ready;
@@ -135,7 +144,26 @@ module n3_sfu
           for (int j = 0; j < (16 >> lv); j++) tr[lv + 1][j] <= red_op(func, tr[lv][j], tr[lv][j + (16 >> lv)]);
       end
       rv[6] <= rv[5];
-      if (rv[5]) rres <= fp_round_fmt(tr[5][0], fmt);  // canonical NaN, then dst's format
+      if (rv[5] && !rms) rres <= fp_round_fmt(tr[5][0], fmt);  // canonical NaN, then dst's format
+      // RMS: the mean square into SQRT's step 0, steps 1..5 a stage each
+      // (an element its step 0 finished passes on), then the rounding.
+      for (int j = 6; j < 12; j++) rv[j + 1] <= rv[j] && rms;
+      if (rv[5] && rms) begin
+        sfu_st_t e, o;
+        e = '0;
+        e.on = 1'b1;
+        e.x = fmul(tr[5][0], k);
+        sqrt_step(0, 1'b0, e, o);
+        q[1] <= o;
+      end
+      for (int j = 1; j < 6; j++)
+        if (rv[5 + j] && rms) begin
+          sfu_st_t o;
+          if (q[j].fin) o = q[j];
+          else sqrt_step(j, 1'b0, q[j], o);
+          q[j + 1] <= o;
+        end
+      if (rv[11] && rms) rres <= fp_round_fmt(q[6].y, fmt);
     end
   end
 

@@ -63,13 +63,14 @@ package n3_sfu_pkg;
                     F_ADD = 6'(n3_isa_pkg::CVO_FUNC_ADD), F_SUB = 6'(n3_isa_pkg::CVO_FUNC_SUB),
                     F_MUL = 6'(n3_isa_pkg::CVO_FUNC_MUL), F_MAX = 6'(n3_isa_pkg::CVO_FUNC_MAX),
                     F_MAC = 6'(n3_isa_pkg::CVO_FUNC_MAC), F_RSUM = 6'(n3_isa_pkg::CVO_FUNC_RSUM),
-                    F_RMAX = 6'(n3_isa_pkg::CVO_FUNC_RMAX), F_RSUMSQ = 6'(n3_isa_pkg::CVO_FUNC_RSUMSQ);
+                    F_RMAX = 6'(n3_isa_pkg::CVO_FUNC_RMAX), F_RSUMSQ = 6'(n3_isa_pkg::CVO_FUNC_RSUMSQ),
+                    F_RMS = 6'(n3_isa_pkg::CVO_FUNC_RMS);
 
   // The row reductions: the element pipeline forms each term (step 0, not
   // rounded into dst's format), the reduction tail folds the terms into 32
   // lanes and the 5-level tree (docs/numerics.md, "Reductions").
   function automatic logic is_reduce(func_t f);
-    return f == F_RSUM || f == F_RMAX || f == F_RSUMSQ;
+    return f == F_RSUM || f == F_RMAX || f == F_RSUMSQ || f == F_RMS;
   endfunction
   localparam logic [31:0] NEG_INF = 32'hff80_0000;
 
@@ -577,7 +578,7 @@ package n3_sfu_pkg;
           F_RELU: o.y = is_nan(i.x) ? NAN_BITS : (fp_lt(32'd0, i.x) ? i.x : 32'd0);
           F_MAC: o.y = fadd(i.c, fmul(i.x, i.b));
           F_RSUM, F_RMAX: o.y = i.x;              // the term: x
-          F_RSUMSQ: o.y = fmul(i.x, i.x);        // x * x, rounded before it is added
+          F_RSUMSQ, F_RMS: o.y = fmul(i.x, i.x);  // x * x, rounded before it is added
           default: o.y = NAN_BITS;  // not an element-wise function
         endcase
       end

@@ -1,0 +1,204 @@
+// `n3 sim --backend systemc --rtl sfu` (docs/rtl.md "The SFU bridge"): the
+// Verilated SFU in the SystemC model's SFU place. Every CVO whose function
+// the RTL has is run on it, compared bit for bit with the functional core
+// and held to the model's cycles (timing::sfu_cycles, calibrated from the
+// RTL); the rest (the fused row operators) are counted per function as not
+// on the RTL.
+#if defined(N3_HAVE_RTL_SFU) && defined(N3_HAVE_RTL_DMA) && defined(N3_HAVE_RTL_GEMV)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "base/npy.h"
+#include "tests/fst_file.h"
+#include "tests/test_util.h"
+
+namespace n3::test {
+namespace {
+
+std::string tiny_io(const std::string& dir, int prompt, int steps) {
+  std::vector<int32_t> ids, feed;
+  for (int i = 0; i < prompt; ++i) ids.push_back((i * 37 + 5) % 256);
+  for (int i = 0; i < steps; ++i) feed.push_back((i * 7 + 3) % 256);
+  write_npy_i32(dir + "/ids.npy", ids);
+  write_npy_i32(dir + "/feed.npy", feed);
+  return " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force";
+}
+
+long long match_ll(const std::string& err, const std::string& re, int group = 1) {
+  std::smatch m;
+  if (!std::regex_search(err, m, std::regex(re))) return -1;
+  return std::stoll(m[group]);
+}
+
+// "rtl sfu: 2332 instructions on the RTL" -> 2332.
+long long sfu_on_rtl(const std::string& err) { return match_ll(err, "rtl sfu: ([0-9]+) instructions on the RTL"); }
+// "rtl sfu: 722 instructions NOT on the RTL" -> 722; 0 when every one was.
+long long sfu_not_on_rtl(const std::string& err) {
+  if (err.find("rtl sfu: every CVO instruction ran on the RTL") != std::string::npos) return 0;
+  return match_ll(err, "rtl sfu: ([0-9]+) instructions NOT on the RTL");
+}
+
+// The SFU lines' own checks: every instruction on the RTL within 2 % of the
+// model, none beyond, the totals within 2 %.
+void expect_sfu_within(const std::string& err, long long on_rtl) {
+  EXPECT_EQ(match_ll(err, "rtl sfu: ([0-9]+) within 2%, ([0-9]+) beyond"), on_rtl) << err;
+  EXPECT_EQ(match_ll(err, "rtl sfu: ([0-9]+) within 2%, ([0-9]+) beyond", 2), 0) << err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex("rtl sfu: RTL ([0-9]+) cycles, model ([0-9]+) cycles"))) << err;
+  const double rtl = std::stod(m[1]), model = std::stod(m[2]);
+  ASSERT_GT(rtl, 0) << err;
+  EXPECT_LE(std::fabs(model - rtl), 0.02 * rtl) << err;
+}
+
+TEST(RtlSimSfu, TinyPromptAndDecodeWithEveryEngineOnTheRtlMatchGoldenAndTheModel) {
+  const std::string dir = temp_dir("rtl_sim_sfu_tiny");
+  const std::string io = tiny_io(dir, 13, 8);
+  RunResult g = run_n3("golden --numerics npu" + io + " --dump " + dir + "/ref");
+  ASSERT_EQ(g.status, 0) << g.err;
+  RunResult m = run_n3("sim --backend systemc" + io + " --dump " + dir + "/model --stats " + dir + "/model.json");
+  ASSERT_EQ(m.status, 0) << m.err;
+  const double model_total = nlohmann::json::parse(read_file_text(dir + "/model.json")).at("total_cycles").get<double>();
+  const std::string cand = dir + "/all";
+  RunResult s = run_n3("sim --backend systemc --rtl gemv,sfu,dma" + io + " --dump " + cand + " --stats " + cand + ".json");
+  ASSERT_EQ(s.status, 0) << s.err;
+  RunResult d = run_n3("diff " + cand + " " + dir + "/ref");
+  EXPECT_EQ(d.status, 0) << d.out << d.err;
+  EXPECT_NE(d.out.find("reference-only=0"), std::string::npos) << d.out;
+  // Every CVO went to the RTL or is counted as not on it; the element-wise
+  // ones the model uses (add, mac, gelu, ...) did go to the RTL.
+  const auto stats = nlohmann::json::parse(read_file_text(cand + ".json"));
+  const long long cvo = stats.at("counts").at("instructions").at("SFU").get<long long>();
+  const long long on = sfu_on_rtl(s.err), off = sfu_not_on_rtl(s.err);
+  EXPECT_GT(on, 0) << s.err;
+  EXPECT_EQ(on + off, cvo) << s.err;
+  for (const char* f : {"add ", "mac ", "gelu ", "tanh ", "scale ", "rms "})
+    EXPECT_TRUE(std::regex_search(s.err, std::regex(std::string("rtl sfu: [0-9]+ instructions on the RTL.*[:,] ") + f +
+                                                    "[0-9]+")))
+        << f << "\n" << s.err;
+  expect_sfu_within(s.err, on);
+  const double total = stats.at("total_cycles").get<double>();
+  EXPECT_LE(std::fabs(total - model_total), 0.02 * model_total) << total << " vs " << model_total;
+  std::printf("--rtl gemv,sfu,dma: run total %.0f cycles, timing model alone %.0f (%+.3f%%)\n", total, model_total,
+              100.0 * (total - model_total) / model_total);
+  for (const char* u : {"gemv", "sfu", "dma"})
+    EXPECT_TRUE(std::regex_search(s.err, std::regex(std::string("rtl ") + u +
+                                                    ": [0-9.]+ s wall, [0-9]+ RTL cycles simulated "
+                                                    "\\([0-9]+ cycles per wall second\\)")))
+        << u << "\n" << s.err;
+  std::printf("%s", s.err.c_str());
+}
+
+// Random f32 data: moderate values with a few specials (NaN, infinities,
+// signed zeros, subnormals) so the functions' edges are crossed.
+std::string random_floats(size_t n, uint32_t seed) {
+  std::string b(n * 4, '\0');
+  uint32_t s = seed;
+  const uint32_t specials[] = {0x7fc00000u, 0x7f800000u, 0xff800000u, 0x80000000u, 0x00000000u, 0x00000123u, 0x80400000u};
+  for (size_t i = 0; i < n; ++i) {
+    s = s * 1103515245u + 12345u;
+    float f = (float((s >> 8) & 0xffff) / 65536.0f - 0.5f) * 12.0f;
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if ((s >> 28) == 0 && i % 3 == 0) u = specials[(s >> 4) % 7];
+    std::memcpy(&b[i * 4], &u, 4);
+  }
+  return b;
+}
+
+// A program of element-wise functions (a and b broadcast as rows, columns
+// and scalars, dst in f32 and bf16), the row reductions and RMS, and two fused row
+// operators: the memory with the RTL SFU is the functional core's, every
+// instruction on the RTL is exact against the model, the row operators are
+// counted per function, and `--vcd` writes the SFU's waveform.
+TEST(RtlSimSfu, ProgramOfEveryKindGivesTheFunctionalCoresMemory) {
+  const std::string dir = temp_dir("rtl_sim_sfu_prog");
+  const std::string prog = R"(
+.desc x dtype=f32 space=l2 base=0x0 rows=8 cols=100 row_stride=400
+.desc row dtype=f32 space=l2 base=0x1000 rows=1 cols=100 row_stride=400
+.desc col dtype=f32 space=l2 base=0x1200 rows=8 cols=1 row_stride=4
+.desc one dtype=f32 space=l2 base=0x1240 rows=1 cols=1 row_stride=4
+.desc y dtype=f32 space=l2 base=0x2000 rows=8 cols=100 row_stride=400
+.desc yb dtype=bf16 space=l2 base=0x3000 rows=8 cols=100 row_stride=200
+.desc z dtype=f32 space=l2 base=0x4000 rows=8 cols=100 row_stride=400
+.desc r1 dtype=f32 space=l2 base=0x5000 rows=8 cols=1 row_stride=4
+.desc r2 dtype=bf16 space=l2 base=0x5100 rows=8 cols=1 row_stride=2
+.desc r3 dtype=f32 space=l2 base=0x5200 rows=8 cols=1 row_stride=4
+.desc n dtype=f32 space=l2 base=0x6000 rows=8 cols=100 row_stride=400
+.desc r4 dtype=bf16 space=l2 base=0x5300 rows=8 cols=1 row_stride=2
+    cvo.exp dst=yb a=x
+    cvo.gelu dst=y a=x
+    cvo.sin dst=z a=x
+    cvo.rsqrt dst=n a=x
+    cvo.add dst=y a=x b=row
+    cvo.mul dst=z a=x b=col
+    cvo.sub dst=n a=one b=x
+    cvo.mac dst=y a=x b=row
+    cvo.scale dst=yb a=x k=half
+    cvo.rsum dst=r1 a=x
+    cvo.rmax dst=r2 a=x
+    cvo.rsumsq dst=r3 a=y
+    cvo.rms dst=r4 a=x
+    cvo.rmsnorm dst=n a=x b=row k=eps
+    cvo.softmax dst=z a=x
+    sys.halt
+.const half f32 0.5
+.const eps f32 1e-06
+)";
+  write_file_atomic(dir + "/p.s", prog);
+  ASSERT_EQ(run_n3("asm " + dir + "/p.s -o " + dir + "/p.n3p").status, 0);
+  write_file_atomic(dir + "/x.bin", random_floats(0x1250 / 4, 99));
+  const std::string run = "sim --program " + dir + "/p.n3p --load l2:0=" + dir + "/x.bin";
+  RunResult f = run_n3(run + " --backend func --mem-out " + dir + "/func.img");
+  ASSERT_EQ(f.status, 0) << f.err;
+  RunResult s = run_n3(run + " --backend systemc --rtl sfu --vcd " + dir + "/w.fst --mem-out " + dir + "/sfu.img");
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(read_file_bytes(dir + "/sfu.img"), read_file_bytes(dir + "/func.img"));
+  EXPECT_EQ(sfu_on_rtl(s.err), 13) << s.err;
+  EXPECT_NE(s.err.find(": add 1, exp 1, gelu 1, mac 1, mul 1, rmax 1, rms 1, rsqrt 1, rsum 1, rsumsq 1, scale 1, sin 1, sub 1\n"),
+            std::string::npos)
+      << s.err;
+  EXPECT_EQ(sfu_not_on_rtl(s.err), 2) << s.err;
+  EXPECT_NE(s.err.find("NOT on the RTL (functions it lacks; timed by the model, results the functional core's, "
+                       "unchecked): rmsnorm 1, softmax 1"),
+            std::string::npos)
+      << s.err;
+  expect_sfu_within(s.err, 13);
+  const FstFile w = read_fst(dir + "/w.fst");
+  ASSERT_TRUE(w.opened) << "GTKWave's reader cannot open it";
+  EXPECT_GT(w.end_time, 0u);
+  EXPECT_TRUE(w.mentions("npu.sfu.rtl")) << "the SFU's own model";
+}
+
+// A difference between the RTL and the functional core stops the run at the
+// first one, naming the instruction, the tensor and the element (exit 1),
+// with no partial output; without the injection the run passes.
+TEST(RtlSimSfu, AMismatchStopsTheRunNamingInstructionTensorAndElement) {
+  const std::string dir = temp_dir("rtl_sim_sfu_inject");
+  const std::string io = tiny_io(dir, 3, 1);
+  setenv("N3_RTL_SFU_INJECT", "3", 1);  // flip a bit of the 4th RTL CVO's first dst byte
+  RunResult s = run_n3("sim --backend systemc --rtl sfu" + io + " --dump " + dir + "/out");
+  unsetenv("N3_RTL_SFU_INJECT");
+  EXPECT_EQ(s.status, 1) << s.err;
+  EXPECT_TRUE(std::regex_search(s.err, std::regex("n3 sim: rtl sfu: instruction [0-9]+ \\(cvo\\.[a-z]+, dynamic "
+                                                  "#[0-9]+\\), dst '[^']+' \\[[0-9]+,[0-9]+\\] [a-z0-9]+, element "
+                                                  "\\[0, 0\\] \\(byte 0 of the row\\): rtl 0x[0-9a-f]{2}, "
+                                                  "functional 0x[0-9a-f]{2}\n")))
+      << s.err;
+  EXPECT_FALSE(file_exists(dir + "/out")) << "no partial output";
+  RunResult ok = run_n3("sim --backend systemc --rtl sfu" + io + " --dump " + dir + "/out");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+}  // namespace
+}  // namespace n3::test
+#endif  // N3_HAVE_RTL_SFU && N3_HAVE_RTL_DMA && N3_HAVE_RTL_GEMV
