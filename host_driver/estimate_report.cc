@@ -97,9 +97,9 @@ std::string estimate_text(const Estimate& e, const HwConfig& hw) {
     row(e.prefill);
     s += fmt("prefill programs: %s tokens (the compiler's largest chunk: %d, the largest whose activations fit L2)\n",
              chunks_text(e.prefill_chunks).c_str(), e.max_chunk);
-    s += fmt("time to first token: %.3f s (prefill of %lld tokens from an empty cache)\n", e.ttft_s,
+    s += fmt("time to first token: %.6g s (prefill of %lld tokens from an empty cache)\n", e.ttft_s,
              static_cast<long long>(e.req.prompt));
-    s += fmt("whole request (%lld prompt + %lld new): %.3f s = first token + %lld decode steps, contexts %lld .. %lld "
+    s += fmt("whole request (%lld prompt + %lld new): %.6g s = first token + %lld decode steps, contexts %lld .. %lld "
              "(mean of the simulated ends: %.3f and %.3f ms)\n",
              static_cast<long long>(e.req.prompt), static_cast<long long>(e.req.new_tokens), e.request_s,
              static_cast<long long>(e.req.new_tokens - 1), static_cast<long long>(e.req.prompt + 1),
@@ -111,7 +111,7 @@ std::string estimate_text(const Estimate& e, const HwConfig& hw) {
   for (const PhaseEstimate& p : e.decode) s += resources_text(p);
   if (e.req.prompt > 0) s += resources_text(e.prefill);
   const PhaseEstimate& d0 = e.decode[0];
-  s += fmt("\ntop layers, decode @%lld (share of the units' busy time, %.3f ms):\n", static_cast<long long>(d0.context),
+  s += fmt("\ntop layers, decode @%lld (share of the engines' busy time, %.3f ms):\n", static_cast<long long>(d0.context),
            e.busy_total_s * 1e3);
   for (size_t i = 0; i < e.layers.size() && i < kTop; ++i)
     s += fmt("  layer %-6s %8.3f ms %5.1f%%\n", e.layers[i].first.c_str(), e.layers[i].second * 1e3,

@@ -137,7 +137,9 @@ Estimate run_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRe
     if (i == 0) {
       e.layers = by_share(t.layer_ps);
       e.ops = by_share(t.op_ps);
-      for (const sc::UnitReport& u : t.units) e.busy_total_s += u.busy_ps * kPs;
+      // The engines' busy time (the control unit dispatches, owns no layer's work), as the stats' layers sum to.
+      for (const sc::UnitReport& u : t.units)
+        if (u.name != "CTL") e.busy_total_s += u.busy_ps * kPs;
     }
   }
   if (req.prompt > 0) {

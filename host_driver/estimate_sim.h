@@ -75,7 +75,7 @@ struct Estimate {
   double request_decode_s[2] = {0, 0};  // decode token at prompt + 1 and prompt + new - 1
   // Decode token at the first context: busy time per layer and per operator (all units), top first.
   std::vector<std::pair<std::string, double>> layers, ops;
-  double busy_total_s = 0;             // the units' busy time the layers sum to
+  double busy_total_s = 0;             // the engines' (not CTL's) busy time the layers sum to
   uint64_t ddr_used = 0, ddr_capacity = 0;  // the compiled image's footprint vs memory.ddr_bytes
 };
 
