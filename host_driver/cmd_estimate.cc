@@ -1,6 +1,6 @@
 // n3 estimate --model MODEL.yaml [--hw H.yaml] [--context 1,1024,4096]
 //             [--prompt 128] [--new 128] [--set key=value]... [--json]
-//             [--sweep key=v1,v2,...]... [--shard i/n] [--jobs J] [--csv FILE]
+//             [--sweep key=v1,v2,...]... [--shard i/n] [--jobs J] [--csv FILE] [--plot DIR]
 // n3 estimate --merge A.csv B.csv ... [--csv FILE]
 // Throughput of a model on a design point (docs/estimating.md): the hand
 // calculation (bytes/token over the memory roofline, MACs over the GEMV rate;
@@ -47,7 +47,7 @@ std::vector<int64_t> parse_contexts(const std::string& text) {
 
 int cmd_estimate(const Args& a) {
   po::options_description d("n3 estimate options");
-  std::string model, hw, contexts, shard, csv;
+  std::string model, hw, contexts, shard, csv, plot;
   int64_t prompt = 128, new_tokens = 128;
   int jobs = 0;
   std::vector<std::string> sets, sweeps, merge;
@@ -62,6 +62,7 @@ int cmd_estimate(const Args& a) {
       "shard", po::value(&shard), "run shard i of n of the sweep's points: i/n")(
       "jobs", po::value(&jobs)->default_value(0), "sweep worker processes (0: one per core)")(
       "csv", po::value(&csv), "write the sweep's (or merge's) CSV here, atomically (default: stdout)")(
+      "plot", po::value(&plot), "with --sweep --csv: plots of tok/s against each swept key into this directory")(
       "merge", po::value(&merge)->multitoken(), "merge shard CSVs into the unsharded CSV")(
       "csv-row", po::bool_switch(), "(sweep workers) print the figures' header and row as CSV");
   po::variables_map vm;
@@ -84,10 +85,11 @@ int cmd_estimate(const Args& a) {
   for (const std::string& s : sets) overrides.push_back(parse_hw_override(s, "--set"));
   if (!sweeps.empty()) {
     require(!vm["json"].as<bool>() && !vm["csv-row"].as<bool>(), "--sweep writes CSV: --json and --csv-row do not apply");
-    SweepOptions o{model, hw, contexts, prompt, new_tokens, sets, sweeps, shard, csv, jobs};
+    require(plot.empty() || !csv.empty(), "--plot needs --csv (the plots are drawn from the CSV file)");
+    SweepOptions o{model, hw, contexts, prompt, new_tokens, sets, sweeps, shard, csv, plot, jobs};
     return run_sweep(o);
   }
-  require(shard.empty() && csv.empty(), "--shard and --csv go with --sweep");
+  require(shard.empty() && csv.empty() && plot.empty(), "--shard, --csv and --plot go with --sweep");
   const ModelConfig c = load_model_config(model);
   const HwConfig p = timing::load_params(load_hw_config(hw, overrides));
   const Estimate e = run_estimate(c, p, req);

@@ -21,6 +21,10 @@
 
 extern char** environ;
 
+#ifndef N3_SOURCE_DIR
+#define N3_SOURCE_DIR "."
+#endif
+
 namespace n3::cli {
 
 namespace fs = std::filesystem;
@@ -191,7 +195,27 @@ int run_sweep(const SweepOptions& o) {
   write_csv(csv, o.csv);
   std::fprintf(stderr, "sweep: %zu points (shard %d/%d of %zu) in %.1f s on %d workers\n", points.size(), shard, shards,
                total, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), jobs);
+  if (!o.plot.empty()) plot_csv(o.csv, o.plot);
   return 0;
+}
+
+void plot_csv(const std::string& csv, const std::string& dir) {
+  std::string script = "tools/plot_estimate.py";
+  if (!file_exists(script)) script = std::string(N3_SOURCE_DIR) + "/" + script;
+  std::vector<std::string> args = {"python3", script, csv, dir};
+  std::vector<char*> argv;
+  for (std::string& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  // The script's list of written files goes to stderr: stdout is the CSV's when --csv is not given.
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, 2, 1);
+  pid_t pid = 0;
+  int status = 0;
+  const int rc = posix_spawnp(&pid, "python3", &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    std::fprintf(stderr, "plots: not written (python3 %s failed); the CSV stands\n", script.c_str());
 }
 
 int merge_csvs(const std::vector<std::string>& files, const std::string& csv) {

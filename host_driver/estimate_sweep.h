@@ -18,10 +18,14 @@ struct SweepOptions {
   int64_t prompt = 0, new_tokens = 0;
   std::vector<std::string> sets, sweeps;
   std::string shard, csv;
+  std::string plot;  // directory for tools/plot_estimate.py's plots ("": none); needs csv
   int jobs = 0;  // 0: one per core
 };
 
 int run_sweep(const SweepOptions& o);
+// Runs tools/plot_estimate.py on `csv` into `dir` (its messages on stderr);
+// without python3 or matplotlib it says so and the CSV stands.
+void plot_csv(const std::string& csv, const std::string& dir);
 int merge_csvs(const std::vector<std::string>& files, const std::string& csv);
 
 }  // namespace n3::cli

@@ -124,8 +124,13 @@ TEST(Estimate, SweepRowsAreSingleRunsAndShardsMergeBack) {
   const std::string base = "estimate --model " + tiny() + kTinyArgs;
   const std::string sweep = base + " --jobs 2 --sweep compute.gemv_cores=2,4,8 --sweep memory.ddr_peak_gbps=9.6,19.2" +
                             " --sweep timing.dispatch_cycles=1,4";
-  const RunResult r = run_n3(sweep + " --csv " + dir + "/all.csv");
+  const RunResult r = run_n3(sweep + " --csv " + dir + "/all.csv --plot " + dir + "/plots");
   ASSERT_EQ(r.status, 0) << r.err;
+  // One plot per swept key, or the script's word that matplotlib is missing.
+  if (r.err.find("matplotlib is not installed") == std::string::npos) {
+    for (const char* k : {"compute.gemv_cores", "memory.ddr_peak_gbps", "timing.dispatch_cycles"})
+      EXPECT_TRUE(fs::exists(dir + "/plots/" + k + ".png")) << k << "\n" << r.err;
+  }
   const std::vector<std::string> rows = lines_of(read_file_text(dir + "/all.csv"));
   ASSERT_EQ(rows.size(), 13u);
   const std::vector<std::string> head = cells(rows[0]);
@@ -190,6 +195,7 @@ TEST(Estimate, BadSetAndSweepAreRefusedInOneLine) {
                  "timing.dma_hp_ports must be in [1, memory.hp_ports]", csv);
   expect_refused(base + "--sweep compute.gemv_cores=4,8 --shard 4/3 --csv " + csv, "--shard 4/3", csv);
   expect_refused(base + "--context 1,0", "--context 1,0");
+  expect_refused(base + "--sweep compute.gemv_cores=4,8 --plot " + dir + "/p", "--plot needs --csv");
 }
 
 // The acceptance figure: a 27-point sweep (3 keys x 3 values) of E4B
