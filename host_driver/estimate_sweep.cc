@@ -184,7 +184,10 @@ int run_sweep(const SweepOptions& o) {
     for (const HwOverride& v : point_overrides(axes, p)) row += "," + v.value;
     rows[p] = row + "," + lines[1];
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // A terminal gets one line redrawn per point; a log (batch jobs) a line per tenth.
     if (tty) std::fprintf(stderr, "\rsweep: %zu/%zu points, %.1f s", done, points.size(), s);
+    else if (done * 10 / points.size() != (done - 1) * 10 / points.size() && done < points.size())
+      std::fprintf(stderr, "sweep: %zu/%zu points, %.1f s\n", done, points.size(), s);
   }
   if (tty) std::fprintf(stderr, "\n");
   require(failure.empty(), failure);
