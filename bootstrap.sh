@@ -8,7 +8,8 @@ PKGS=(cmake ninja-build g++ pkg-config
       libsystemc-dev verilator zlib1g-dev
       libsentencepiece-dev sentencepiece
       clang libclang-rt-14-dev
-      python3 python3-numpy python3-yaml)
+      python3 python3-numpy python3-yaml
+      python3-matplotlib)  # tools/plot_estimate.py (n3 estimate --sweep plots)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -304,11 +304,12 @@ std::string set_value(const Slot& s, const std::string& text, Rule rule) {
 
 int line_of(const YAML::Node& n) { return n.Mark().line + 1; }
 
-// Rules between keys, checked once every key is read; `lines` cites the key's line.
-void check_across(const HwConfig& hw, const std::map<std::string, int>& lines) {
+// Rules between keys, checked once every key is read; `cited` holds each
+// key's message prefix ("file:line: " or "--set key=value: ").
+void check_across(const HwConfig& hw, const std::map<std::string, std::string>& cited) {
   auto where = [&](const std::string& key) {
-    auto it = lines.find(key);
-    return hw.path + (it == lines.end() ? "" : ":" + std::to_string(it->second)) + ": ";
+    auto it = cited.find(key);
+    return it == cited.end() ? hw.path + ": " : it->second;
   };
   require(hw.kv.sink_tokens.value < hw.kv.cap_tokens.value,
           where("kv.sink_tokens") + "kv.sink_tokens = " + std::to_string(hw.kv.sink_tokens.value) +
@@ -347,7 +348,7 @@ void HwConfig::require_timing() const {
       require(read_field(k, *this).origin->given, path + ": missing hardware parameter '" + k.key + "'");
 }
 
-HwConfig parse_hw_config(const std::string& text, const std::string& where) {
+HwConfig parse_hw_config(const std::string& text, const std::string& where, const std::vector<HwOverride>& overrides) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -356,9 +357,23 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where) {
                 ": malformed YAML: " + e.msg);
   }
   require(root.IsMap(), where + ": expected a mapping at the top level");
+  // Overrides go into the YAML itself, so one typed load checks them and the file alike.
+  std::map<std::string, std::string> override_at;  // key -> "--set key=value: "
+  for (const HwOverride& o : overrides) {
+    const HwOverride checked = parse_hw_override(o.key + "=" + o.value, o.flag);
+    require(override_at.emplace(o.key, o.text() + ": ").second, o.text() + ": '" + o.key + "' is overridden twice");
+    const size_t dot = checked.key.find('.');
+    YAML::Node entry(YAML::NodeType::Map);
+    entry["value"] = o.value;
+    entry["source"] = o.text();
+    YAML::Node sec = root[checked.key.substr(0, dot)];
+    require(!sec || sec.IsMap(), o.text() + ": section '" + checked.key.substr(0, dot) + "' of " + where +
+                                     " is not a mapping");
+    root[checked.key.substr(0, dot)][checked.key.substr(dot + 1)] = entry;
+  }
   HwConfig hw;
   hw.path = where;
-  std::map<std::string, int> lines;
+  std::map<std::string, std::string> cited;
   for (const auto& sec : root) {
     const std::string s = sec.first.as<std::string>();
     const std::string at_sec = where + ":" + std::to_string(line_of(sec.first)) + ": ";
@@ -374,7 +389,8 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where) {
       require(def != nullptr, where + ":" + std::to_string(line_of(kv.first)) + ": unknown hardware parameter '" +
                                   key + "'");
       const YAML::Node& n = kv.second;
-      const std::string at = where + ":" + std::to_string(line_of(n)) + ": ";
+      const auto ov = override_at.find(key);
+      const std::string at = ov != override_at.end() ? ov->second : where + ":" + std::to_string(line_of(n)) + ": ";
       require(n.IsMap() && n["value"] && n["source"] && n["value"].IsScalar() && n["source"].IsScalar(),
               at + "'" + key + "' must be {value: ..., source: \"where the value comes from\"}");
       const Field f = def->member(hw);
@@ -384,14 +400,23 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where) {
       const std::string bad = set_value(f.value, n["value"].as<std::string>(), def->rule);
       require(bad.empty(), at + "'" + key + "' " + bad);
       f.origin->given = true;
-      lines[key] = line_of(n);
+      cited[key] = at;
     }
   }
   require(!hw.name.empty(), where + ": missing 'name'");
   for (const Key& k : schema())
     require(!k.required || k.member(hw).origin->given, where + ": missing hardware parameter '" + k.key + "'");
-  check_across(hw, lines);
+  check_across(hw, cited);
   return hw;
+}
+
+HwOverride parse_hw_override(const std::string& text, const std::string& flag) {
+  const size_t eq = text.find('=');
+  require(eq != std::string::npos && eq > 0 && eq + 1 < text.size(),
+          flag + " " + text + ": expected key=value (e.g. compute.gemv_cores=8)");
+  HwOverride o{text.substr(0, eq), text.substr(eq + 1), flag};
+  require(find_key(o.key) != nullptr, o.text() + ": unknown hardware parameter '" + o.key + "'");
+  return o;
 }
 
 std::string emit_hw_yaml(const HwConfig& hw) {
@@ -427,9 +452,9 @@ std::vector<HwKeyInfo> hw_keys(const HwConfig& hw) {
   return v;
 }
 
-HwConfig load_hw_config(const std::string& path) {
+HwConfig load_hw_config(const std::string& path, const std::vector<HwOverride>& overrides) {
   require(file_exists(path), path + ": no such hardware file");
-  return parse_hw_config(read_file_text(path), path);
+  return parse_hw_config(read_file_text(path), path, overrides);
 }
 
 std::string default_hw_path() {

@@ -117,10 +117,27 @@ struct HwConfig {
   void require_timing() const;
 };
 
+// One command-line override of a hardware key (`n3 estimate --set
+// compute.gemv_cores=8`, or one point of a --sweep): `flag` is how the
+// messages cite it ("--set", "--sweep").
+struct HwOverride {
+  std::string key, value, flag;
+  std::string text() const { return flag + " " + key + "=" + value; }
+};
+// Splits "key=value"; throws one line naming `flag` and the text when the
+// form is wrong or the key is not in the schema (the value is checked where
+// the file's values are, by parse_hw_config).
+HwOverride parse_hw_override(const std::string& text, const std::string& flag);
+
 // Parses and validates: unknown keys, {value, source} form, types,
 // integrality, ranges and cross-key rules, "file:line: ..." messages.
-HwConfig load_hw_config(const std::string& path);
-HwConfig parse_hw_config(const std::string& text, const std::string& where);
+// `overrides` replace (or add) keys in the parsed YAML before the typed load,
+// so they pass the same type, range and cross-key checks as the file's
+// values; their messages cite the override ("--set key=value: ...") and their
+// source is the override's text.
+HwConfig load_hw_config(const std::string& path, const std::vector<HwOverride>& overrides = {});
+HwConfig parse_hw_config(const std::string& text, const std::string& where,
+                         const std::vector<HwOverride>& overrides = {});
 // The hardware file of `hw`: every key given, in the schema's order, with
 // its source and, as a comment, the schema's description.
 std::string emit_hw_yaml(const HwConfig& hw);

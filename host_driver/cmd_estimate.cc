@@ -1,58 +1,109 @@
-// n3 estimate --model MODEL.yaml [--hw H.yaml] [--context N]: an analytical
-// decode-throughput estimate of a model on a design point, with the same
-// formulas the SystemC model times instructions with (sim/systemc/timing.h,
-// docs/timing.md):
-//   bytes/token   = every INT4 matrix once (packed nibbles + one F32 row
-//                   scale per row), the tied LM head (the whole embedding),
-//                   float matrices and vectors, one embedding row and one
-//                   per-layer-input row, and the KV window of every layer;
-//   roofline      = min(DDR peak x efficiency, HP ports x width x AXI clock);
-//   compute bound = GEMV MACs/token over gemv_cores x gemv_macs_per_clk x clock.
-// The bytes and MACs are decode_traffic's (golden/decode_traffic.h, shared
-// with the benches), the rates HwConfig's methods (golden/hw_config.h); the
-// timing-only simulation of the compiled decode program (n3 sim --backend
-// systemc --model M --timing-only) refines this with every instruction's
-// overheads.
-#include <algorithm>
+// n3 estimate --model MODEL.yaml [--hw H.yaml] [--context 1,1024,4096]
+//             [--prompt 128] [--new 128] [--set key=value]... [--json]
+//             [--sweep key=v1,v2,...]... [--shard i/n] [--jobs J] [--csv FILE] [--plot DIR]
+// n3 estimate --merge A.csv B.csv ... [--csv FILE]
+// Throughput of a model on a design point (docs/estimating.md): the hand
+// calculation (bytes/token over the memory roofline, MACs over the GEMV rate;
+// golden/decode_traffic.h, HwConfig's rates) and the compiled programs run
+// timing-only on the SystemC model (estimate_sim.h); --set overrides
+// hardware keys through HwConfig's own loader; --sweep runs the product of
+// values, one process per point (estimate_sweep.h).
 #include <cstdio>
 
 #include "base/error.h"
-#include "golden/decode_traffic.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
 #include "host_driver/cli_util.h"
+#include "host_driver/estimate_report.h"
+#include "host_driver/estimate_sim.h"
+#include "host_driver/estimate_sweep.h"
 #include "sim/systemc/timing.h"
 
 namespace n3::cli {
 
+namespace {
+
+std::vector<int64_t> parse_contexts(const std::string& text) {
+  std::vector<int64_t> v;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string one = text.substr(at, comma - at);
+    size_t used = 0;
+    long long n = 0;
+    try {
+      n = std::stoll(one, &used);
+    } catch (...) {
+      used = 0;
+    }
+    require(used > 0 && used == one.size() && n >= 1, "--context " + text + ": expected positive token counts, e.g. 1,1024,4096");
+    v.push_back(n);
+    at = comma + 1;
+  }
+  return v;
+}
+
+}  // namespace
+
 int cmd_estimate(const Args& a) {
   po::options_description d("n3 estimate options");
-  std::string model, hw;
-  int64_t context = 1;
-  d.add_options()("model", po::value(&model)->required(), "model YAML (or config.json / checkpoint directory)")(
+  std::string model, hw, contexts, shard, csv, plot;
+  int64_t prompt = 128, new_tokens = 128;
+  int jobs = 0;
+  std::vector<std::string> sets, sweeps, merge;
+  d.add_options()("model", po::value(&model), "model YAML (or config.json / checkpoint directory)")(
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file (clocks, memory, compute, timing)")(
-      "context", po::value(&context)->default_value(1), "tokens in the KV cache when the token is decoded");
+      "context", po::value(&contexts)->default_value("1"), "tokens in the KV cache at a decode token, comma-separated")(
+      "prompt", po::value(&prompt)->default_value(128), "prompt tokens prefilled (0: no prefill or request figures)")(
+      "new", po::value(&new_tokens)->default_value(128), "tokens a request generates after the prompt")(
+      "set", po::value(&sets)->composing(), "override a hardware key: key=value (repeatable)")(
+      "json", po::bool_switch(), "write the estimate as JSON")(
+      "sweep", po::value(&sweeps)->composing(), "sweep a hardware key: key=v1,v2,... (repeatable; the product)")(
+      "shard", po::value(&shard), "run shard i of n of the sweep's points: i/n")(
+      "jobs", po::value(&jobs)->default_value(0), "sweep worker processes (0: one per core)")(
+      "csv", po::value(&csv), "write the sweep's (or merge's) CSV here, atomically (default: stdout)")(
+      "plot", po::value(&plot), "with --sweep --csv: plots of tok/s against each swept key into this directory")(
+      "merge", po::value(&merge)->multitoken(), "merge shard CSVs into the unsharded CSV")(
+      "csv-row", po::bool_switch(), "(sweep workers) print the figures' header and row as CSV");
   po::variables_map vm;
-  if (!parse_args("estimate", a, d, {}, vm, "n3 estimate --model MODEL.yaml [--hw H.yaml] [--context N]")) return kExitOk;
-  require(context >= 1, "--context must be at least 1");
+  if (!parse_args("estimate", a, d, {}, vm,
+                  "n3 estimate --model MODEL.yaml [--hw H.yaml] [--context 1,1024] [--prompt 128] [--new 128] "
+                  "[--set key=value]... [--json] [--sweep key=v1,v2]... [--shard i/n] [--csv FILE] | --merge A.csv ..."))
+    return kExitOk;
+  if (!merge.empty()) {
+    require(model.empty() && sweeps.empty() && sets.empty(), "--merge takes the shard CSVs (and --csv) alone");
+    return merge_csvs(merge, csv);
+  }
+  require(!model.empty(), "the option '--model' is required but missing");
+  require(prompt >= 0, "--prompt must not be negative");
+  require(new_tokens >= 1, "--new must be at least 1");
+  EstimateRequest req;
+  req.contexts = parse_contexts(contexts);
+  req.prompt = prompt;
+  req.new_tokens = new_tokens;
+  std::vector<HwOverride> overrides;
+  for (const std::string& s : sets) overrides.push_back(parse_hw_override(s, "--set"));
+  if (!sweeps.empty()) {
+    require(!vm["json"].as<bool>() && !vm["csv-row"].as<bool>(), "--sweep writes CSV: --json and --csv-row do not apply");
+    require(plot.empty() || !csv.empty(), "--plot needs --csv (the plots are drawn from the CSV file)");
+    SweepOptions o{model, hw, contexts, prompt, new_tokens, sets, sweeps, shard, csv, plot, jobs};
+    return run_sweep(o);
+  }
+  require(shard.empty() && csv.empty() && plot.empty(), "--shard, --csv and --plot go with --sweep");
   const ModelConfig c = load_model_config(model);
-  const HwConfig p = timing::load_params(load_hw_config(hw));
-  const DecodeTraffic t = decode_traffic(c, p.numerics.formats, context);
-  const double bytes = t.bytes();
-  const double bw = p.ddr_roofline_bytes_per_s();
-  const double roof = bw / bytes;
-  const double mac_rate = double(p.gemv_macs_per_clk_total()) * p.clocks.core_mhz.value * 1e6;
-  const double compute = mac_rate / t.macs;
-  std::printf("model %s on %s, context %lld\n", c.name.c_str(), p.name.c_str(), static_cast<long long>(context));
-  std::printf("bytes per decode token: %.0f (weights %.0f, KV %.0f)\n", bytes, t.weight_bytes, t.kv_bytes);
-  std::printf("memory roofline: %.3f GB/s = min(DDR %.3f GB/s x %.3f, %lld HP ports x %lld B x %.0f MHz = %.3f GB/s)\n",
-              bw / 1e9, p.memory.ddr_peak_gbps.value, p.memory.ddr_efficiency.value,
-              static_cast<long long>(p.memory.hp_ports.value), static_cast<long long>(p.hp_port_bytes()),
-              p.clocks.axi_mhz.value, p.hp_bytes_per_s(p.memory.hp_ports.value) / 1e9);
-  std::printf("roofline tok/s: %.3f\n", roof);
-  std::printf("GEMV MACs per token: %.0f at %.3f GMAC/s\n", t.macs, mac_rate / 1e9);
-  std::printf("compute bound tok/s: %.3f\n", compute);
-  std::printf("estimate tok/s: %.3f (%s-bound)\n", std::min(roof, compute), roof < compute ? "memory" : "compute");
+  const HwConfig p = timing::load_params(load_hw_config(hw, overrides));
+  const Estimate e = run_estimate(c, p, req);
+  if (vm["csv-row"].as<bool>()) {
+    std::string head, row;
+    for (const auto& [k, v] : estimate_figures(e)) {
+      head += (head.empty() ? "" : ",") + k;
+      row += (row.empty() ? "" : ",") + v;
+    }
+    std::printf("%s\n%s\n", head.c_str(), row.c_str());
+  } else {
+    const std::string out = vm["json"].as<bool>() ? estimate_json(e, p) : estimate_text(e, p);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  }
   return kExitOk;
 }
 

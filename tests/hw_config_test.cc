@@ -88,6 +88,36 @@ TEST(HwConfig, TypedMembersKeepValuesAndSources) {
   EXPECT_EQ(evict.kv.policy.value, KvPolicy::Evict);
 }
 
+// Overrides (n3 estimate --set) go through the file's own typed load: they
+// replace a key, add one the file leaves out (a whole section too), carry
+// their text as the source and are checked as the file's values are.
+TEST(HwConfig, OverridesAreLoadedLikeTheFile) {
+  std::string bare = kv260_text();
+  bare = bare.substr(0, bare.find("timing:\n"));
+  const HwConfig hw = parse_hw_config(bare, "bare.yaml",
+                                      {{"compute.gemv_cores", "8", "--set"}, {"timing.wbuf_tiles", "4", "--sweep"}});
+  EXPECT_EQ(hw.compute.gemv_cores.value, 8);
+  EXPECT_EQ(hw.compute.gemv_cores.source, "--set compute.gemv_cores=8");
+  EXPECT_TRUE(hw.timing.wbuf_tiles.given);
+  EXPECT_EQ(hw.weight_tile_bytes(), 65536);
+  EXPECT_EQ(hw.memory.hp_ports.value, 4);  // untouched keys keep the file's values
+  auto refused = [&](const std::vector<HwOverride>& o) {
+    try {
+      parse_hw_config(bare, "bare.yaml", o);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(refused({{"compute.gemv_cores", "-1", "--set"}}),
+            "--set compute.gemv_cores=-1: 'compute.gemv_cores' must be positive (is '-1')");
+  EXPECT_EQ(refused({{"clocks.turbo", "1", "--set"}}), "--set clocks.turbo=1: unknown hardware parameter 'clocks.turbo'");
+  EXPECT_EQ(refused({{"compute.gemv_cores", "4", "--set"}, {"compute.gemv_cores", "8", "--set"}}),
+            "--set compute.gemv_cores=8: 'compute.gemv_cores' is overridden twice");
+  EXPECT_EQ(refused({{"timing.wbuf_tiles", "1", "--sweep"}}),
+            "--sweep timing.wbuf_tiles=1: 'timing.wbuf_tiles' must be at least 2 (single buffering is not modelled) (is '1')");
+}
+
 TEST(HwConfig, DerivedQuantitiesAreItsMethods) {
   const HwConfig hw = load_hw_config(hw_path("kv260"));
   // docs/timing.md: min(19.2 x 0.57, 4 x 16 B x 250 MHz) = 10.944 GB/s.

@@ -198,7 +198,7 @@ TEST(SystemcModel, E4bDecodeTokenNearTheRoofline) {
   const RunResult r = run_n3("sim --backend systemc --timing-only --model " + e4b + " --ids " + dir + "/ids.npy --stats " +
                              dir + "/s.json --trace " + dir + "/t.json --trace-aggregate");
   ASSERT_EQ(r.status, 0) << r.err;
-  const RunResult e = run_n3("estimate --model " + e4b);
+  const RunResult e = run_n3("estimate --prompt 0 --model " + e4b);
   ASSERT_EQ(e.status, 0) << e.err;
   const std::string key = "roofline tok/s: ";
   const size_t at = e.out.find(key);

@@ -385,7 +385,7 @@ TEST(SystemcHw, DesignPointsLoadWithTimingAndEstimateMatchesPccx) {
   }
   // pccx v002: the KV260's effective DDR bounds E4B decode at ~4.5-5.4 tok/s,
   // the GEMV MAC rate at ~11.5 tok/s (docs/timing.md).
-  const RunResult r = run_n3("estimate --model " + source_dir() + "/configs/models/gemma3n-e4b.yaml");
+  const RunResult r = run_n3("estimate --prompt 0 --model " + source_dir() + "/configs/models/gemma3n-e4b.yaml");
   ASSERT_EQ(r.status, 0) << r.err;
   auto value = [&](const std::string& key) {
     const size_t at = r.out.find(key);

@@ -1,0 +1,215 @@
+#include "host_driver/estimate_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace n3::cli {
+
+namespace {
+
+std::string fmt(const char* f, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, f);
+  std::vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  return buf;
+}
+
+std::string num(double v) { return fmt("%.9g", v); }
+
+// "5 x 25 + 2 + 1": the programs covering the prompt, runs of one size merged.
+std::string chunks_text(const std::vector<int>& c) {
+  std::string s;
+  for (size_t i = 0; i < c.size();) {
+    size_t j = i;
+    while (j < c.size() && c[j] == c[i]) ++j;
+    s += (s.empty() ? "" : " + ") + std::to_string(c[i]) + (j - i > 1 ? " x " + std::to_string(j - i) : "");
+    i = j;
+  }
+  return s;
+}
+
+constexpr size_t kTop = 8;     // layers and operators listed
+constexpr size_t kStalls = 5;  // stall reasons listed per phase
+
+std::string phase_label(const PhaseEstimate& p) {
+  return p.name == "decode" ? "decode @" + std::to_string(p.context) : "prefill " + std::to_string(p.tokens);
+}
+
+std::string resources_text(const PhaseEstimate& p) {
+  std::string s = fmt("  %s: simulated %.3f ms; roofline per resource (work at peak rate, busy in the simulation):\n",
+                      phase_label(p).c_str(), p.sim_s * 1e3);
+  for (const ResourceUse& r : p.resources) {
+    s += fmt("    %-14s %10.3f ms", r.name.c_str(), r.roof_s * 1e3);
+    if (r.busy >= 0) s += fmt("  busy %5.1f%%", 100 * r.busy);
+    if (&r == &p.bound()) s += "  <- binds";
+    s += "\n";
+  }
+  const double gap = p.sim_s - p.bound().roof_s;
+  s += fmt("    gap to the %s roofline: %.3f ms (%.1f%% of the phase); busiest engine %s (busy %.1f%%) stalls on:",
+           p.bound().name.c_str(), gap * 1e3, 100 * gap / p.sim_s, p.lead_unit.c_str(), 100 * p.lead_busy);
+  size_t n = 0;
+  for (const auto& [what, share] : p.stalls)
+    if (what.rfind(p.lead_unit + " ", 0) == 0 && n++ < kStalls)
+      s += fmt("%s %s %.1f%%", n > 1 ? "," : "", what.substr(p.lead_unit.size() + 1).c_str(), 100 * share);
+  s += "\n    every unit's stalls (share of the phase; units overlap):";
+  for (size_t i = 0; i < p.stalls.size() && i < kStalls; ++i)
+    s += fmt("%s %s %.1f%%", i ? "," : "", p.stalls[i].first.c_str(), 100 * p.stalls[i].second);
+  return s + "\n";
+}
+
+std::string energy_text() { return "energy per token: absent (the hardware file gives no per-operation or per-byte energies)\n"; }
+
+}  // namespace
+
+std::string estimate_text(const Estimate& e, const HwConfig& hw) {
+  std::string s = fmt("model %s on %s\n", e.model.c_str(), e.hw.c_str());
+  // The hand calculation: n3 estimate's original lines, at the first context.
+  const HandCalc& h = e.hand[0];
+  s += fmt("hand calculation, one decode token at context %lld:\n", static_cast<long long>(h.context));
+  s += fmt("bytes per decode token: %.0f (weights %.0f, KV %.0f)\n", h.bytes(), h.weight_bytes, h.kv_bytes);
+  s += fmt("memory roofline: %.3f GB/s = min(DDR %.3f GB/s x %.3f, %lld HP ports x %lld B x %.0f MHz = %.3f GB/s)\n",
+           h.roofline_bytes_per_s / 1e9, hw.memory.ddr_peak_gbps.value, hw.memory.ddr_efficiency.value,
+           static_cast<long long>(hw.memory.hp_ports.value), static_cast<long long>(hw.hp_port_bytes()),
+           hw.clocks.axi_mhz.value, hw.hp_bytes_per_s(hw.memory.hp_ports.value) / 1e9);
+  s += fmt("roofline tok/s: %.3f\n", h.roofline_tok_s());
+  s += fmt("GEMV MACs per token: %.0f at %.3f GMAC/s\n", h.macs, h.mac_per_s / 1e9);
+  s += fmt("compute bound tok/s: %.3f\n", h.compute_tok_s());
+  s += fmt("estimate tok/s: %.3f (%s-bound)\n", std::min(h.roofline_tok_s(), h.compute_tok_s()),
+           h.roofline_tok_s() < h.compute_tok_s() ? "memory" : "compute");
+  for (size_t i = 1; i < e.hand.size(); ++i)
+    s += fmt("hand calculation at context %lld: %.0f bytes/token (KV %.0f), roofline %.3f tok/s, compute bound %.3f tok/s\n",
+             static_cast<long long>(e.hand[i].context), e.hand[i].bytes(), e.hand[i].kv_bytes, e.hand[i].roofline_tok_s(),
+             e.hand[i].compute_tok_s());
+  if (!e.simulated) return s + "simulation: not available (n3 was built without SystemC)\n" + energy_text();
+
+  s += "\nsimulated (SystemC model, compiled programs, timing-only):\n";
+  s += fmt("%-16s %10s %12s %15s %9s  %s\n", "phase", "tok/s", "ms", "roofline tok/s", "sim/roof", "bound");
+  auto row = [&](const PhaseEstimate& p) {
+    s += fmt("%-16s %10.3f %12.3f %15.3f %8.1f%%  %s\n", phase_label(p).c_str(), p.tok_s(), p.sim_s * 1e3,
+             p.roofline_tok_s(), 100 * p.tok_s() / p.roofline_tok_s(), p.bound().name.c_str());
+  };
+  for (const PhaseEstimate& p : e.decode) row(p);
+  if (e.req.prompt > 0) {
+    row(e.prefill);
+    s += fmt("prefill programs: %s tokens (the compiler's largest chunk: %d, the largest whose activations fit L2)\n",
+             chunks_text(e.prefill_chunks).c_str(), e.max_chunk);
+    s += fmt("time to first token: %.6g s (prefill of %lld tokens from an empty cache)\n", e.ttft_s,
+             static_cast<long long>(e.req.prompt));
+    s += fmt("whole request (%lld prompt + %lld new): %.6g s = first token + %lld decode steps, contexts %lld .. %lld "
+             "(mean of the simulated ends: %.3f and %.3f ms)\n",
+             static_cast<long long>(e.req.prompt), static_cast<long long>(e.req.new_tokens), e.request_s,
+             static_cast<long long>(e.req.new_tokens - 1), static_cast<long long>(e.req.prompt + 1),
+             static_cast<long long>(e.req.prompt + e.req.new_tokens - 1), e.request_decode_s[0] * 1e3,
+             e.request_decode_s[1] * 1e3);
+  }
+  s += fmt("one-time preload of L2-resident weights: %.3f ms (at load, in no request figure)\n", e.preload_s * 1e3);
+  s += "\nwhere the time goes:\n";
+  for (const PhaseEstimate& p : e.decode) s += resources_text(p);
+  if (e.req.prompt > 0) s += resources_text(e.prefill);
+  const PhaseEstimate& d0 = e.decode[0];
+  s += fmt("\ntop layers, decode @%lld (share of the engines' busy time, %.3f ms):\n", static_cast<long long>(d0.context),
+           e.busy_total_s * 1e3);
+  for (size_t i = 0; i < e.layers.size() && i < kTop; ++i)
+    s += fmt("  layer %-6s %8.3f ms %5.1f%%\n", e.layers[i].first.c_str(), e.layers[i].second * 1e3,
+             100 * e.layers[i].second / e.busy_total_s);
+  s += fmt("top operators, decode @%lld:\n", static_cast<long long>(d0.context));
+  for (size_t i = 0; i < e.ops.size() && i < kTop; ++i)
+    s += fmt("  %-34s %8.3f ms %5.1f%%\n", e.ops[i].first.c_str(), e.ops[i].second * 1e3,
+             100 * e.ops[i].second / e.busy_total_s);
+  s += "\n";
+  for (size_t i = 0; i < e.decode.size(); ++i)
+    s += fmt("KV cache at context %lld: %.0f bytes read per decode token (hand calculation); the token moves %llu DDR bytes in all\n",
+             static_cast<long long>(e.hand[i].context), e.hand[i].kv_bytes,
+             static_cast<unsigned long long>(e.decode[i].ddr_bytes));
+  s += fmt("DDR capacity used: %llu of %llu bytes (%.1f%%: weights, KV rings, buffers)\n",
+           static_cast<unsigned long long>(e.ddr_used), static_cast<unsigned long long>(e.ddr_capacity),
+           100.0 * double(e.ddr_used) / double(e.ddr_capacity));
+  return s + energy_text();
+}
+
+std::string estimate_json(const Estimate& e, const HwConfig& hw) {
+  using nlohmann::json;
+  json j;
+  j["model"] = e.model;
+  j["hw"] = e.hw;
+  j["hw_path"] = hw.path;
+  j["simulated"] = e.simulated;
+  for (const HandCalc& h : e.hand)
+    j["hand_calculation"].push_back({{"context", h.context},
+                                     {"weight_bytes", h.weight_bytes},
+                                     {"kv_bytes", h.kv_bytes},
+                                     {"macs", h.macs},
+                                     {"roofline_bytes_per_s", h.roofline_bytes_per_s},
+                                     {"roofline_tok_s", h.roofline_tok_s()},
+                                     {"compute_tok_s", h.compute_tok_s()}});
+  auto phase = [](const PhaseEstimate& p) {
+    json o = {{"phase", p.name},   {"context", p.context}, {"tokens", p.tokens}, {"sim_s", p.sim_s},
+              {"tok_s", p.tok_s()}, {"roofline_tok_s", p.roofline_tok_s()},   {"bound", p.bound().name},
+              {"ddr_bytes", p.ddr_bytes}, {"lead_unit", p.lead_unit}, {"lead_busy", p.lead_busy}};
+    for (const ResourceUse& r : p.resources) {
+      json x = {{"name", r.name}, {"roof_s", r.roof_s}};
+      if (r.busy >= 0) x["busy"] = r.busy;
+      o["resources"].push_back(x);
+    }
+    o["stalls"] = json::object();
+    for (const auto& [k, v] : p.stalls) o["stalls"][k] = v;
+    return o;
+  };
+  if (e.simulated) {
+    for (const PhaseEstimate& p : e.decode) j["decode"].push_back(phase(p));
+    if (e.req.prompt > 0) {
+      j["prefill"] = phase(e.prefill);
+      j["prefill"]["chunks"] = e.prefill_chunks;
+      j["prefill"]["max_chunk"] = e.max_chunk;
+      j["ttft_s"] = e.ttft_s;
+      j["request"] = {{"prompt", e.req.prompt}, {"new", e.req.new_tokens}, {"s", e.request_s}};
+    }
+    j["preload_s"] = e.preload_s;
+    j["busy_total_s"] = e.busy_total_s;
+    for (const auto& [k, v] : e.layers) j["layers"].push_back({{"layer", k}, {"s", v}});
+    for (const auto& [k, v] : e.ops) j["operators"].push_back({{"operator", k}, {"s", v}});
+    j["ddr_used_bytes"] = e.ddr_used;
+    j["ddr_capacity_bytes"] = e.ddr_capacity;
+  }
+  j["energy_per_token"] = nullptr;  // the hardware file gives no energies
+  return j.dump(2) + "\n";
+}
+
+std::vector<std::pair<std::string, std::string>> estimate_figures(const Estimate& e) {
+  std::vector<std::pair<std::string, std::string>> f;
+  for (size_t i = 0; i < e.hand.size(); ++i) {
+    const std::string at = "@" + std::to_string(e.hand[i].context);
+    f.push_back({"hand_bytes_per_token" + at, num(e.hand[i].bytes())});
+    f.push_back({"kv_read_bytes_per_token" + at, num(e.hand[i].kv_bytes)});
+    f.push_back({"hand_roofline_tok_s" + at, num(e.hand[i].roofline_tok_s())});
+    f.push_back({"hand_compute_tok_s" + at, num(e.hand[i].compute_tok_s())});
+    if (!e.simulated) continue;
+    const PhaseEstimate& d = e.decode[i];
+    f.push_back({"decode_tok_s" + at, num(d.tok_s())});
+    f.push_back({"decode_roofline_tok_s" + at, num(d.roofline_tok_s())});
+    f.push_back({"decode_bound" + at, d.bound().name});
+    f.push_back({"decode_ddr_bytes" + at, std::to_string(d.ddr_bytes)});
+  }
+  if (e.simulated && e.req.prompt > 0) {
+    f.push_back({"prefill_tokens", std::to_string(e.req.prompt)});
+    f.push_back({"prefill_max_chunk", std::to_string(e.max_chunk)});
+    f.push_back({"prefill_tok_s", num(e.prefill.tok_s())});
+    f.push_back({"prefill_roofline_tok_s", num(e.prefill.roofline_tok_s())});
+    f.push_back({"prefill_bound", e.prefill.bound().name});
+    f.push_back({"ttft_s", num(e.ttft_s)});
+    f.push_back({"request_new_tokens", std::to_string(e.req.new_tokens)});
+    f.push_back({"request_s", num(e.request_s)});
+  }
+  if (e.simulated) {
+    f.push_back({"preload_s", num(e.preload_s)});
+    f.push_back({"ddr_used_bytes", std::to_string(e.ddr_used)});
+  }
+  f.push_back({"energy_per_token_j", ""});  // absent: the hardware file gives no energies
+  return f;
+}
+
+}  // namespace n3::cli

@@ -1,0 +1,85 @@
+// The figures of `n3 estimate` (docs/estimating.md): the hand calculation
+// (decode_traffic's bytes and MACs over the hardware file's rates) and the
+// compiled programs run timing-only on the SystemC model (no weights): one
+// decode token per context, a prompt's prefill, a whole request; per phase
+// the roofline of every resource beside the simulated time, the binding one,
+// the units' busy and stall shares that explain the gap; per-layer and
+// per-operator time of the decode token.
+// One design point per process (sc::run_npu elaborates once): a sweep runs
+// each point in a process of its own (estimate_sweep.h).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "golden/hw_config.h"
+#include "golden/model_config.h"
+
+namespace n3::cli {
+
+struct EstimateRequest {
+  std::vector<int64_t> contexts{1};  // tokens in the KV cache when a decode token runs
+  int64_t prompt = 128;              // prefill tokens (0: no prefill, no request figures)
+  int64_t new_tokens = 128;          // tokens a request generates after its prompt
+};
+
+// The hand calculation of one decode token at `context` (n3 estimate's
+// original lines; docs/timing.md "n3 estimate").
+struct HandCalc {
+  int64_t context = 1;
+  double weight_bytes = 0, kv_bytes = 0, macs = 0;
+  double roofline_bytes_per_s = 0, mac_per_s = 0;
+  double bytes() const { return weight_bytes + kv_bytes; }
+  double roofline_tok_s() const { return roofline_bytes_per_s / bytes(); }
+  double compute_tok_s() const { return mac_per_s / macs; }
+};
+HandCalc hand_calc(const ModelConfig& c, const HwConfig& hw, int64_t context);
+
+// One resource's share of a phase: the time its work takes at its peak rate
+// (the roofline) and, where the model times it, how long it was busy.
+struct ResourceUse {
+  std::string name;  // "DDR bandwidth", "HP ports", "GEMV compute", "GEMM compute", "SFU", "L2 ports", "dispatch"
+  double roof_s = 0;  // work / peak rate
+  double busy = -1;   // busy fraction of the phase in the simulation (-1: not a timed resource)
+};
+
+// One simulated phase (a decode token at a context, or the prompt's prefill).
+struct PhaseEstimate {
+  std::string name;  // "decode", "prefill"
+  int64_t context = 0, tokens = 0;
+  double sim_s = 0;
+  uint64_t ddr_bytes = 0;
+  std::vector<ResourceUse> resources;                   // in the order above
+  std::vector<std::pair<std::string, double>> stalls;  // "GEMV ddr" -> fraction of the phase, largest first
+  // The busiest engine (not CTL): the one feeding the binding resource, whose
+  // stalls say why that resource idles (a waiting SFU or DMA explains nothing).
+  std::string lead_unit;
+  double lead_busy = 0;
+  double tok_s() const { return double(tokens) / sim_s; }
+  const ResourceUse& bound() const;  // the resource with the longest roofline time
+  double roofline_tok_s() const { return double(tokens) / bound().roof_s; }
+};
+
+struct Estimate {
+  std::string model, hw;
+  EstimateRequest req;
+  std::vector<HandCalc> hand;         // per context
+  bool simulated = false;             // false: built without SystemC (the hand calculation alone)
+  std::vector<PhaseEstimate> decode;  // per context
+  PhaseEstimate prefill;              // prompt > 0
+  std::vector<int> prefill_chunks;    // program sizes covering the prompt, in order
+  int max_chunk = 0;
+  double preload_s = 0;               // one-time copy of L2-resident weights (at load, not per request)
+  double ttft_s = 0, request_s = 0;   // prompt > 0
+  double request_decode_s[2] = {0, 0};  // decode token at prompt + 1 and prompt + new - 1
+  // Decode token at the first context: busy time per layer and per operator (all units), top first.
+  std::vector<std::pair<std::string, double>> layers, ops;
+  double busy_total_s = 0;             // the engines' (not CTL's) busy time the layers sum to
+  uint64_t ddr_used = 0, ddr_capacity = 0;  // the compiled image's footprint vs memory.ddr_bytes
+};
+
+// Throws n3::Error (one line) when the model does not compile for the hardware.
+Estimate run_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRequest& req);
+
+}  // namespace n3::cli

@@ -1,0 +1,31 @@
+// `n3 estimate --sweep`: the product of hardware-key values, each point run
+// as its own `n3 estimate --set ... --csv-row` process (sc::run_npu
+// elaborates one design point per process), --jobs at a time, one CSV row per
+// point in the product's order (first key slowest); --shard i/n keeps the
+// points whose index is i-1 modulo n, and --merge puts shard CSVs back into
+// the unsharded one. Every point's hardware file is checked before any runs,
+// and the CSV is written atomically at the end: a bad key or value, or a
+// failing point, leaves no CSV. docs/estimating.md.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace n3::cli {
+
+struct SweepOptions {
+  std::string model, hw, contexts;
+  int64_t prompt = 0, new_tokens = 0;
+  std::vector<std::string> sets, sweeps;
+  std::string shard, csv;
+  std::string plot;  // directory for tools/plot_estimate.py's plots ("": none); needs csv
+  int jobs = 0;  // 0: one per core
+};
+
+int run_sweep(const SweepOptions& o);
+// Runs tools/plot_estimate.py on `csv` into `dir` (its messages on stderr);
+// without python3 or matplotlib it says so and the CSV stands.
+void plot_csv(const std::string& csv, const std::string& dir);
+int merge_csvs(const std::vector<std::string>& files, const std::string& csv);
+
+}  // namespace n3::cli
