@@ -349,7 +349,8 @@ void check_across(const HwConfig& hw, const std::map<std::string, std::string>& 
     std::string given, missing;
     for (const Key& k : schema()) {
       if (std::string(k.key).rfind(sec, 0) != 0) continue;
-      (read_field(k, hw).origin->given ? given : missing) = k.key;
+      std::string& first = read_field(k, hw).origin->given ? given : missing;  // the first of each, in schema order
+      if (first.empty()) first = k.key;
     }
     require(given.empty() || missing.empty(),
             where(given) + given + " is given without " + missing + " (the " +
