@@ -294,14 +294,16 @@ std::vector<std::pair<std::string, std::string>> estimate_figures(const Estimate
   for (const auto& [k, v] : e.cost) total += v;
   f.push_back({"cost", e.has_cost ? num(total) : ""});
   for (const auto& [k, v] : e.cost) f.push_back({cost_column(k), e.has_cost ? num(v) : ""});
-  // Cells hold no commas: "what=cosine;..." pairs, and the reasons' commas as ';'.
+  // Cells hold no commas: "what=cosine;..." pairs, and any comma of a text as ';'.
+  auto cell = [](std::string t) {
+    for (char& ch : t)
+      if (ch == ',') ch = ';';
+    return t;
+  };
   std::string acc;
-  for (const AccuracyFigure& a : e.accuracy) acc += (acc.empty() ? "" : ";") + a.on + "=" + num(a.logits_cosine);
+  for (const AccuracyFigure& a : e.accuracy) acc += (acc.empty() ? "" : ";") + cell(a.on) + "=" + num(a.logits_cosine);
   f.push_back({"accuracy_logits_cosine", acc.empty() ? "not measured" : acc});
-  std::string why = e.not_simulated;
-  for (char& ch : why)
-    if (ch == ',') ch = ';';
-  f.push_back({"not_simulated", why});
+  f.push_back({"not_simulated", cell(e.not_simulated)});
   return f;
 }
 
