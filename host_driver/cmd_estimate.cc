@@ -74,7 +74,8 @@ int cmd_estimate(const Args& a) {
   po::variables_map vm;
   if (!parse_args("estimate", a, d, {}, vm,
                   "n3 estimate --model MODEL.yaml [--hw H.yaml] [--context 1,1024] [--prompt 128] [--new 128] "
-                  "[--set key=value]... [--json] [--sweep key=v1,v2]... [--shard i/n] [--csv FILE] | --merge A.csv ..."))
+                  "[--set key=value]... [--json] [--sweep key=v1,v2]... [--shard i/n] [--csv FILE] [--target-tok-s X] | "
+                  "--merge A.csv ..."))
     return kExitOk;
   // --target-tok-s answers from a whole sweep's CSV: checked here, before anything runs or is written.
   std::function<std::string(const std::string&)> answer;
