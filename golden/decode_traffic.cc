@@ -1,10 +1,28 @@
 #include "golden/decode_traffic.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "golden/weight_names.h"
 
 namespace n3 {
+
+namespace {
+
+// Scale bytes of one INT4 row of `cols` inputs: one f32 per row; per_group
+// one f32 per weight_group inputs (a last partial group too); two_level
+// block_scale_bits per group under one f32 per row (docs/numerics.md, Weights).
+double row_scale_bytes(const num::Formats& f, double cols) {
+  const double groups = std::ceil(cols / double(f.weight_group));
+  switch (f.weight_scale) {
+    case num::WScale::PerRow: return 4;
+    case num::WScale::PerGroup: return 4 * groups;
+    case num::WScale::TwoLevel: return 4 + std::ceil(groups * double(f.block_scale_bits) / 8);
+  }
+  return 4;
+}
+
+}  // namespace
 
 DecodeTraffic decode_traffic(const ModelConfig& c, const num::Formats& f, int64_t context) {
   DecodeTraffic t;
@@ -18,13 +36,13 @@ DecodeTraffic decode_traffic(const ModelConfig& c, const num::Formats& f, int64_
       t.weight_bytes += n * 4;
       t.macs += n;
     } else if (w.is_embedding) {
-      t.weight_bytes += cols / 2 + 4;  // the looked-up row
+      t.weight_bytes += cols / 2 + row_scale_bytes(f, cols);  // the looked-up row
       if (rows == c.vocab && cols == c.hidden) {  // tied LM head: every row
-        t.weight_bytes += n / 2 + rows * 4;
+        t.weight_bytes += n / 2 + rows * row_scale_bytes(f, cols);
         t.macs += n;
       }
     } else {
-      t.weight_bytes += n / 2 + rows * 4;
+      t.weight_bytes += n / 2 + rows * row_scale_bytes(f, cols);
       t.macs += n;
     }
   }

@@ -11,9 +11,10 @@
 
 namespace n3 {
 
-// Per decode token: every INT4 matrix once (packed nibbles plus one F32 row
-// scale per row); the tied LM head, i.e. the whole embedding; float matrices
-// and vectors; one embedding row and one per-layer-input row (weight_bytes);
+// Per decode token: every INT4 matrix once (packed nibbles plus its scales:
+// one F32 per row, or per weight_group inputs, as numerics.weight_scale
+// says); the tied LM head, i.e. the whole embedding; float matrices and
+// vectors; one embedding row and one per-layer-input row (weight_bytes);
 // K and V of every layer's attention window at `context` in the KV format
 // (kv_bytes); the GEMV MACs of the matrices and of q.k and p.v (macs).
 // The roofline tok/s is HwConfig::ddr_roofline_bytes_per_s() / bytes().

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <variant>
@@ -228,6 +229,30 @@ const std::vector<Key>& schema() {
        [](HwConfig& h) { return at(h.timing.sfu_passes_gtopk); }},
       {"timing.sfu_passes_magmatch", kOptional, kPos, "SFU reads of a row for magnitude matching",
        [](HwConfig& h) { return at(h.timing.sfu_passes_magmatch); }},
+      // Energy (docs/estimating.md, "Energy per token"): optional, all or none.
+      {"energy.ddr_pj_per_byte", kOptional, kNonNeg, "DDR energy per byte moved (device, PHY, controller), pJ",
+       [](HwConfig& h) { return at(h.energy.ddr_pj_per_byte); }},
+      {"energy.l2_pj_per_byte", kOptional, kNonNeg, "L2 SRAM energy per byte read or written, pJ",
+       [](HwConfig& h) { return at(h.energy.l2_pj_per_byte); }},
+      {"energy.mac_pj", kOptional, kNonNeg, "energy of one GEMV or GEMM multiply-accumulate, pJ",
+       [](HwConfig& h) { return at(h.energy.mac_pj); }},
+      {"energy.sfu_pj_per_elem", kOptional, kNonNeg, "SFU energy per element pass, pJ",
+       [](HwConfig& h) { return at(h.energy.sfu_pj_per_elem); }},
+      {"energy.static_mw", kOptional, kNonNeg, "static (leakage and idle) power while a phase runs, mW",
+       [](HwConfig& h) { return at(h.energy.static_mw); }},
+      // Cost (docs/estimating.md, "--target-tok-s"): optional, all or none; the unit is the sources'.
+      {"cost.gemv_mac", kOptional, kNonNeg, "cost of one GEMV MAC per clock (gemv_cores x gemv_macs_per_clk of them)",
+       [](HwConfig& h) { return at(h.cost.gemv_mac); }},
+      {"cost.gemm_mac", kOptional, kNonNeg,
+       "cost of one GEMM MAC per clock (gemm_rows x gemm_cols x timing.gemm_macs_per_pe of them)",
+       [](HwConfig& h) { return at(h.cost.gemm_mac); }},
+      {"cost.sfu_lane", kOptional, kNonNeg, "cost of one SFU element per clock (compute.sfu_elems_per_clk of them)",
+       [](HwConfig& h) { return at(h.cost.sfu_lane); }},
+      {"cost.hp_port_bit", kOptional, kNonNeg, "cost of one bit of HP port width (hp_ports x hp_port_bits of them)",
+       [](HwConfig& h) { return at(h.cost.hp_port_bit); }},
+      {"cost.ddr_gbps", kOptional, kNonNeg, "cost of one GB/s of DDR peak bandwidth",
+       [](HwConfig& h) { return at(h.cost.ddr_gbps); }},
+      {"cost.l2_mib", kOptional, kNonNeg, "cost of one MiB of L2", [](HwConfig& h) { return at(h.cost.l2_mib); }},
   };
   return s;
 }
@@ -319,6 +344,18 @@ void check_across(const HwConfig& hw, const std::map<std::string, std::string>& 
   require(!hw.timing.wbuf_tiles.given || hw.timing.wbuf_tiles.value <= hw.weight_buffer_bytes(),
           where("timing.wbuf_tiles") + "timing.wbuf_tiles must be at most the weight buffers' bytes (" +
               std::to_string(hw.weight_buffer_bytes()) + ")");
+  // A section priced in part would give a total that looks whole: all of its keys or none.
+  for (const char* sec : {"energy.", "cost."}) {
+    std::string given, missing;
+    for (const Key& k : schema()) {
+      if (std::string(k.key).rfind(sec, 0) != 0) continue;
+      std::string& first = read_field(k, hw).origin->given ? given : missing;  // the first of each, in schema order
+      if (first.empty()) first = k.key;
+    }
+    require(given.empty() || missing.empty(),
+            where(given) + given + " is given without " + missing + " (the " +
+                std::string(sec).substr(0, std::strlen(sec) - 1) + " section takes all of its keys or none)");
+  }
   const std::string problem = num::formats_problem(hw.numerics.formats);
   require(problem.empty(), hw.path + ": incompatible numerics formats: " + problem);
 }
@@ -340,6 +377,15 @@ double HwConfig::ddr_bytes_per_s(int64_t ports) const {
 uint64_t HwConfig::ddr_latency_bytes() const {
   if (!timing.ddr_latency_ns.given) return 0;
   return uint64_t(std::llround(timing.ddr_latency_ns.value * ddr_roofline_bytes_per_s() * 1e-9));
+}
+
+std::vector<std::pair<std::string, double>> HwConfig::cost_parts() const {
+  return {{"GEMV MACs", cost.gemv_mac.value * double(gemv_macs_per_clk_total())},
+          {"GEMM MACs", cost.gemm_mac.value * double(gemm_macs_per_clk_total())},
+          {"SFU lanes", cost.sfu_lane.value * compute.sfu_elems_per_clk.value},
+          {"HP ports", cost.hp_port_bit.value * double(memory.hp_ports.value * memory.hp_port_bits.value)},
+          {"DDR bandwidth", cost.ddr_gbps.value * memory.ddr_peak_gbps.value},
+          {"L2", cost.l2_mib.value * double(memory.l2_bytes.value) / double(1 << 20)}};
 }
 
 void HwConfig::require_timing() const {

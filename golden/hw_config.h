@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "golden/numerics/formats_config.h"
@@ -74,6 +75,22 @@ struct HwTiming {
       sfu_latency_rowop_cycles;
 };
 
+// Energy of one operation or one byte moved (optional, all or none): what
+// `n3 estimate` multiplies the timing model's counts by for energy per token
+// (docs/estimating.md, "Energy per token"). Each value names its published
+// figure and how it was scaled, or says "assumption".
+struct HwEnergy {
+  HwValue<double> ddr_pj_per_byte, l2_pj_per_byte, mac_pj, sfu_pj_per_elem, static_mw;
+};
+
+// What a design point costs, in the unit the file's sources state (the
+// shipped files: mm^2 of 45 nm-equivalent area), per unit of each resource
+// a sweep varies (optional, all or none): `n3 estimate --target-tok-s`
+// names the cheapest sweep point that reaches a target under it.
+struct HwCost {
+  HwValue<double> gemv_mac, gemm_mac, sfu_lane, hp_port_bit, ddr_gbps, l2_mib;
+};
+
 // The values are num::Formats (absent keys keep its defaults); the origins
 // say where each came from.
 struct HwNumerics {
@@ -90,6 +107,8 @@ struct HwConfig {
   HwKv kv;
   HwTiming timing;
   HwNumerics numerics;
+  HwEnergy energy;
+  HwCost cost;
 
   double core_ps() const { return 1e6 / clocks.core_mhz.value; }  // one core clock, ps
   double axi_ps() const { return 1e6 / clocks.axi_mhz.value; }
@@ -113,6 +132,13 @@ struct HwConfig {
   int64_t gemm_macs_per_clk_total() const {
     return compute.gemm_rows.value * compute.gemm_cols.value * timing.gemm_macs_per_pe.value;
   }
+  // The energy (cost) section is given: every key of it (the loader refuses part of one).
+  bool has_energy() const { return energy.ddr_pj_per_byte.given; }
+  bool has_cost() const { return cost.gemv_mac.given; }
+  // The design point's cost by resource (the cost section's rates times the
+  // amounts the other keys give), in the schema's order; every rate 0 without
+  // a cost section (has_cost() says which).
+  std::vector<std::pair<std::string, double>> cost_parts() const;
   // Throws naming the file and the first timing key it leaves out.
   void require_timing() const;
 };

@@ -1,7 +1,8 @@
 // n3 estimate --model MODEL.yaml [--hw H.yaml] [--context 1,1024,4096]
 //             [--prompt 128] [--new 128] [--set key=value]... [--json]
 //             [--sweep key=v1,v2,...]... [--shard i/n] [--jobs J] [--csv FILE] [--plot DIR]
-// n3 estimate --merge A.csv B.csv ... [--csv FILE]
+//             [--target-tok-s X [--target-phase decode|decode@N|prefill]]
+// n3 estimate --merge A.csv B.csv ... [--csv FILE] [--target-tok-s X ...]
 // Throughput of a model on a design point (docs/estimating.md): the hand
 // calculation (bytes/token over the memory roofline, MACs over the GEMV rate;
 // golden/decode_traffic.h, HwConfig's rates) and the compiled programs run
@@ -9,6 +10,7 @@
 // hardware keys through HwConfig's own loader; --sweep runs the product of
 // values, one process per point (estimate_sweep.h).
 #include <cstdio>
+#include <functional>
 
 #include "base/error.h"
 #include "golden/hw_config.h"
@@ -17,6 +19,7 @@
 #include "host_driver/estimate_report.h"
 #include "host_driver/estimate_sim.h"
 #include "host_driver/estimate_sweep.h"
+#include "host_driver/estimate_target.h"
 #include "sim/systemc/timing.h"
 
 namespace n3::cli {
@@ -47,7 +50,7 @@ std::vector<int64_t> parse_contexts(const std::string& text) {
 
 int cmd_estimate(const Args& a) {
   po::options_description d("n3 estimate options");
-  std::string model, hw, contexts, shard, csv, plot;
+  std::string model, hw, contexts, shard, csv, plot, target, target_phase;
   int64_t prompt = 128, new_tokens = 128;
   int jobs = 0;
   std::vector<std::string> sets, sweeps, merge;
@@ -64,15 +67,30 @@ int cmd_estimate(const Args& a) {
       "csv", po::value(&csv), "write the sweep's (or merge's) CSV here, atomically (default: stdout)")(
       "plot", po::value(&plot), "with --sweep --csv: plots of tok/s against each swept key into this directory")(
       "merge", po::value(&merge)->multitoken(), "merge shard CSVs into the unsharded CSV")(
+      "target-tok-s", po::value(&target),
+      "with --sweep or --merge and --csv: the cheapest point (the hardware file's cost) reaching this tok/s")(
+      "target-phase", po::value(&target_phase), "the phase --target-tok-s reads: decode (first context), decode@N, prefill")(
       "csv-row", po::bool_switch(), "(sweep workers) print the figures' header and row as CSV");
   po::variables_map vm;
   if (!parse_args("estimate", a, d, {}, vm,
                   "n3 estimate --model MODEL.yaml [--hw H.yaml] [--context 1,1024] [--prompt 128] [--new 128] "
-                  "[--set key=value]... [--json] [--sweep key=v1,v2]... [--shard i/n] [--csv FILE] | --merge A.csv ..."))
+                  "[--set key=value]... [--json] [--sweep key=v1,v2]... [--shard i/n] [--csv FILE] [--target-tok-s X] | "
+                  "--merge A.csv ..."))
     return kExitOk;
+  // --target-tok-s answers from a whole sweep's CSV: checked here, before anything runs or is written.
+  std::function<std::string(const std::string&)> answer;
+  if (!target.empty() || !target_phase.empty()) {
+    require(!target.empty(), "--target-phase goes with --target-tok-s");
+    const double tok_s = parse_target_tok_s(target);
+    require(!sweeps.empty() || !merge.empty(), "--target-tok-s " + target +
+                                                   " picks among a sweep's points: give --sweep key=v1,v2,... (or --merge)");
+    require(!csv.empty(), "--target-tok-s prints its answer on stdout: write the CSV with --csv FILE");
+    require(shard.empty(), "--target-tok-s needs every point: run it on --merge of the shards' CSVs");
+    answer = [tok_s, target_phase](const std::string& text) { return target_answer(text, tok_s, target_phase); };
+  }
   if (!merge.empty()) {
     require(model.empty() && sweeps.empty() && sets.empty(), "--merge takes the shard CSVs (and --csv) alone");
-    return merge_csvs(merge, csv);
+    return merge_csvs(merge, csv, answer);
   }
   require(!model.empty(), "the option '--model' is required but missing");
   require(prompt >= 0, "--prompt must not be negative");
@@ -86,7 +104,13 @@ int cmd_estimate(const Args& a) {
   if (!sweeps.empty()) {
     require(!vm["json"].as<bool>() && !vm["csv-row"].as<bool>(), "--sweep writes CSV: --json and --csv-row do not apply");
     require(plot.empty() || !csv.empty(), "--plot needs --csv (the plots are drawn from the CSV file)");
-    SweepOptions o{model, hw, contexts, prompt, new_tokens, sets, sweeps, shard, csv, plot, jobs};
+    SweepOptions o{model, hw, contexts, prompt, new_tokens, sets, sweeps, shard, csv, plot, jobs, answer};
+    if (answer) {
+      // The phase names a simulated column, and the file states a cost, before the points run.
+      target_columns(target_phase.empty() ? "decode" : target_phase, req.contexts, prompt > 0);
+      require(load_hw_config(hw, overrides).has_cost(),
+              "--target-tok-s: " + hw + " states no cost section (cost.* keys, docs/estimating.md)");
+    }
     return run_sweep(o);
   }
   require(shard.empty() && csv.empty() && plot.empty(), "--shard, --csv and --plot go with --sweep");

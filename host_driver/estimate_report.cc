@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cstdarg>
 #include <cstdio>
 
@@ -61,7 +62,51 @@ std::string resources_text(const PhaseEstimate& p) {
   return s + "\n";
 }
 
-std::string energy_text() { return "energy per token: absent (the hardware file gives no per-operation or per-byte energies)\n"; }
+// The energy parts, in the order of the text's columns, the JSON's keys and the CSV's columns.
+std::vector<std::pair<const char*, double>> energy_parts(const Energy& en) {
+  return {{"ddr", en.ddr}, {"l2", en.l2}, {"mac", en.mac}, {"sfu", en.sfu}, {"static", en.statik}};
+}
+
+std::string energy_text(const Estimate& e, const HwConfig& hw) {
+  if (!hw.has_energy()) return "energy per token: absent (the hardware file gives no per-operation or per-byte energies)\n";
+  if (!e.has_energy) return "energy per token: absent (it needs the simulation's counts: " + e.not_simulated + ")\n";
+  std::string s = fmt("energy per token, mJ (counts of the run x the hardware file's energy section: DDR %g pJ/B, "
+                      "L2 %g pJ/B, MAC %g pJ, SFU %g pJ/element, static %g mW):\n",
+                      hw.energy.ddr_pj_per_byte.value, hw.energy.l2_pj_per_byte.value, hw.energy.mac_pj.value,
+                      hw.energy.sfu_pj_per_elem.value, hw.energy.static_mw.value);
+  s += fmt("  %-16s %10s %10s %10s %10s %10s %10s\n", "phase", "total", "DDR", "L2", "MACs", "SFU", "static");
+  auto row = [&](const PhaseEstimate& p) {
+    s += fmt("  %-16s %10.4g", phase_label(p).c_str(), p.energy.total() * 1e3);
+    for (const auto& [k, v] : energy_parts(p.energy)) s += fmt(" %10.4g", v * 1e3);
+    s += "\n";
+  };
+  for (const PhaseEstimate& p : e.decode) row(p);
+  if (e.req.prompt > 0) row(e.prefill);
+  return s;
+}
+
+std::string cost_text(const Estimate& e) {
+  if (!e.has_cost) return "cost: absent (the hardware file states no cost section)\n";
+  double total = 0;
+  std::string parts;
+  for (const auto& [k, v] : e.cost) {
+    total += v;
+    parts += fmt("%s%s %.6g", parts.empty() ? "" : ", ", k.c_str(), v);
+  }
+  return fmt("cost: %.6g in the hardware file's cost units (%s)\n", total, parts.c_str());
+}
+
+std::string accuracy_line(const Estimate& e) {
+  return "accuracy of these numerics formats (configs/numerics/accuracy.yaml, from docs/numerics.md's accuracy "
+         "report): " + accuracy_text(e.accuracy) + (e.accuracy.empty() ? " (" + e.formats + ")" : "") + "\n";
+}
+
+// The CSV column of a cost part: "cost_" and its name, lower case, spaces as '_'.
+std::string cost_column(const std::string& part) {
+  std::string c = "cost_";
+  for (char ch : part) c += ch == ' ' ? '_' : char(std::tolower(static_cast<unsigned char>(ch)));
+  return c;
+}
 
 }  // namespace
 
@@ -84,7 +129,9 @@ std::string estimate_text(const Estimate& e, const HwConfig& hw) {
     s += fmt("hand calculation at context %lld: %.0f bytes/token (KV %.0f), roofline %.3f tok/s, compute bound %.3f tok/s\n",
              static_cast<long long>(e.hand[i].context), e.hand[i].bytes(), e.hand[i].kv_bytes, e.hand[i].roofline_tok_s(),
              e.hand[i].compute_tok_s());
-  if (!e.simulated) return s + "simulation: not available (n3 was built without SystemC)\n" + energy_text();
+  if (!e.simulated)
+    return s + "simulation: not available (" + e.not_simulated + ")\n" + energy_text(e, hw) + cost_text(e) +
+           accuracy_line(e);
 
   s += "\nsimulated (SystemC model, compiled programs, timing-only):\n";
   s += fmt("%-16s %10s %12s %15s %9s  %s\n", "phase", "tok/s", "ms", "roofline tok/s", "sim/roof", "bound");
@@ -128,7 +175,7 @@ std::string estimate_text(const Estimate& e, const HwConfig& hw) {
   s += fmt("DDR capacity used: %llu of %llu bytes (%.1f%%: weights, KV rings, buffers)\n",
            static_cast<unsigned long long>(e.ddr_used), static_cast<unsigned long long>(e.ddr_capacity),
            100.0 * double(e.ddr_used) / double(e.ddr_capacity));
-  return s + energy_text();
+  return s + energy_text(e, hw) + cost_text(e) + accuracy_line(e);
 }
 
 std::string estimate_json(const Estimate& e, const HwConfig& hw) {
@@ -175,40 +222,88 @@ std::string estimate_json(const Estimate& e, const HwConfig& hw) {
     j["ddr_used_bytes"] = e.ddr_used;
     j["ddr_capacity_bytes"] = e.ddr_capacity;
   }
-  j["energy_per_token"] = nullptr;  // the hardware file gives no energies
+  if (!e.simulated) j["not_simulated"] = e.not_simulated;
+  // Energy per token in joules by phase and part; null without energies (or without a simulation).
+  j["energy_per_token"] = nullptr;
+  if (e.has_energy) {
+    auto energy = [](const PhaseEstimate& p) {
+      json o = {{"phase", p.name}, {"context", p.context}, {"total_j", p.energy.total()}};
+      for (const auto& [k, v] : energy_parts(p.energy)) o[std::string(k) + "_j"] = v;
+      return o;
+    };
+    for (const PhaseEstimate& p : e.decode) j["energy_per_token"]["decode"].push_back(energy(p));
+    if (e.req.prompt > 0) j["energy_per_token"]["prefill"] = energy(e.prefill);
+  }
+  j["cost"] = nullptr;
+  if (e.has_cost) {
+    double total = 0;
+    for (const auto& [k, v] : e.cost) {
+      j["cost"]["parts"][k] = v;
+      total += v;
+    }
+    j["cost"]["total"] = total;
+  }
+  j["accuracy"] = {{"formats", e.formats}, {"measured", json::array()}};
+  for (const AccuracyFigure& a : e.accuracy)
+    j["accuracy"]["measured"].push_back({{"on", a.on},
+                                         {"logits_cosine", a.logits_cosine},
+                                         {"worst_layer_cosine", a.worst_layer_cosine},
+                                         {"source", a.source}});
   return j.dump(2) + "\n";
 }
 
 std::vector<std::pair<std::string, std::string>> estimate_figures(const Estimate& e) {
+  // The same columns whatever is absent (empty cells), so the points of one
+  // sweep share a header when some are not simulated (a weight format the
+  // compiler does not lower) or the file gives no energies.
   std::vector<std::pair<std::string, std::string>> f;
+  const bool sim = e.simulated;
+  auto energy = [&](const std::string& prefix, const std::string& at, const PhaseEstimate* p) {
+    const bool has = e.has_energy && p;
+    f.push_back({prefix + "_energy_j" + at, has ? num(p->energy.total()) : ""});
+    for (const auto& [k, v] : energy_parts(has ? p->energy : Energy{}))
+      f.push_back({prefix + "_energy_" + k + "_j" + at, has ? num(v) : ""});
+  };
   for (size_t i = 0; i < e.hand.size(); ++i) {
     const std::string at = "@" + std::to_string(e.hand[i].context);
     f.push_back({"hand_bytes_per_token" + at, num(e.hand[i].bytes())});
     f.push_back({"kv_read_bytes_per_token" + at, num(e.hand[i].kv_bytes)});
     f.push_back({"hand_roofline_tok_s" + at, num(e.hand[i].roofline_tok_s())});
     f.push_back({"hand_compute_tok_s" + at, num(e.hand[i].compute_tok_s())});
-    if (!e.simulated) continue;
-    const PhaseEstimate& d = e.decode[i];
-    f.push_back({"decode_tok_s" + at, num(d.tok_s())});
-    f.push_back({"decode_roofline_tok_s" + at, num(d.roofline_tok_s())});
-    f.push_back({"decode_bound" + at, d.bound().name});
-    f.push_back({"decode_ddr_bytes" + at, std::to_string(d.ddr_bytes)});
+    const PhaseEstimate* d = sim ? &e.decode[i] : nullptr;
+    f.push_back({"decode_tok_s" + at, d ? num(d->tok_s()) : ""});
+    f.push_back({"decode_roofline_tok_s" + at, d ? num(d->roofline_tok_s()) : ""});
+    f.push_back({"decode_bound" + at, d ? d->bound().name : ""});
+    f.push_back({"decode_ddr_bytes" + at, d ? std::to_string(d->ddr_bytes) : ""});
+    energy("decode", at, d);
   }
-  if (e.simulated && e.req.prompt > 0) {
+  if (e.req.prompt > 0) {
     f.push_back({"prefill_tokens", std::to_string(e.req.prompt)});
-    f.push_back({"prefill_max_chunk", std::to_string(e.max_chunk)});
-    f.push_back({"prefill_tok_s", num(e.prefill.tok_s())});
-    f.push_back({"prefill_roofline_tok_s", num(e.prefill.roofline_tok_s())});
-    f.push_back({"prefill_bound", e.prefill.bound().name});
-    f.push_back({"ttft_s", num(e.ttft_s)});
+    f.push_back({"prefill_max_chunk", sim ? std::to_string(e.max_chunk) : ""});
+    f.push_back({"prefill_tok_s", sim ? num(e.prefill.tok_s()) : ""});
+    f.push_back({"prefill_roofline_tok_s", sim ? num(e.prefill.roofline_tok_s()) : ""});
+    f.push_back({"prefill_bound", sim ? e.prefill.bound().name : ""});
+    f.push_back({"ttft_s", sim ? num(e.ttft_s) : ""});
     f.push_back({"request_new_tokens", std::to_string(e.req.new_tokens)});
-    f.push_back({"request_s", num(e.request_s)});
+    f.push_back({"request_s", sim ? num(e.request_s) : ""});
+    energy("prefill", "", sim ? &e.prefill : nullptr);
   }
-  if (e.simulated) {
-    f.push_back({"preload_s", num(e.preload_s)});
-    f.push_back({"ddr_used_bytes", std::to_string(e.ddr_used)});
-  }
-  f.push_back({"energy_per_token_j", ""});  // absent: the hardware file gives no energies
+  f.push_back({"preload_s", sim ? num(e.preload_s) : ""});
+  f.push_back({"ddr_used_bytes", sim ? std::to_string(e.ddr_used) : ""});
+  double total = 0;
+  for (const auto& [k, v] : e.cost) total += v;
+  f.push_back({"cost", e.has_cost ? num(total) : ""});
+  for (const auto& [k, v] : e.cost) f.push_back({cost_column(k), e.has_cost ? num(v) : ""});
+  // Cells hold no commas: "what=cosine;..." pairs, and any comma of a text as ';'.
+  auto cell = [](std::string t) {
+    for (char& ch : t)
+      if (ch == ',') ch = ';';
+    return t;
+  };
+  std::string acc;
+  for (const AccuracyFigure& a : e.accuracy) acc += (acc.empty() ? "" : ";") + cell(a.on) + "=" + num(a.logits_cosine);
+  f.push_back({"accuracy_logits_cosine", acc.empty() ? "not measured" : acc});
+  f.push_back({"not_simulated", cell(e.not_simulated)});
   return f;
 }
 

@@ -44,6 +44,12 @@ PhaseEstimate phase_of(const std::string& name, int64_t context, int64_t tokens,
   p.tokens = tokens;
   p.sim_s = t.total_ps * kPs;
   p.ddr_bytes = t.ddr_read + t.ddr_written;
+  p.l2_bytes = t.l2_bytes;
+  p.macs = t.macs;
+  p.sfu_work = t.sfu_work;
+  if (hw.has_energy())
+    p.energy = energy_per_token(hw, double(p.ddr_bytes), double(p.l2_bytes), double(p.macs), double(p.sfu_work),
+                                p.sim_s, double(tokens));
   const double hz = hw.clocks.core_mhz.value * 1e6;
   const auto unit = [&](const std::string& n) -> const sc::UnitReport* {
     for (const sc::UnitReport& u : t.units)
@@ -114,8 +120,24 @@ Estimate run_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRe
   e.hw = hw.name;
   e.req = req;
   for (int64_t ctx : req.contexts) e.hand.push_back(hand_calc(c, hw, ctx));
-#ifdef N3_HAVE_SYSTEMC
+  e.has_cost = hw.has_cost();
+  e.cost = hw.cost_parts();
+  e.formats = num::formats_to_string(hw.numerics.formats);
+  e.accuracy = measured_accuracy(hw.numerics.formats);
+#ifndef N3_HAVE_SYSTEMC
+  e.not_simulated = "n3 was built without SystemC";
+  return e;
+#else
+  // The compiler lays out INT4 weights with one scale per row only
+  // (compiler/layout.cc): other weight formats get the hand calculation, which
+  // counts their scales, and say why there is no simulation.
+  if (hw.numerics.formats.weight_scale != num::WScale::PerRow) {
+    e.not_simulated = std::string("the compiler lowers numerics.weight_scale = per_row only (is ") +
+                      num::wscale_name(hw.numerics.formats.weight_scale) + ")";
+    return e;
+  }
   e.simulated = true;
+  e.has_energy = hw.has_energy();
   CompiledModel fm(c, hw, CompiledOptions{});
   e.max_chunk = fm.max_chunk();
   e.ddr_used = fm.layout().ddr_end;
@@ -162,8 +184,8 @@ Estimate run_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRe
       e.request_s += double(req.new_tokens - 1) * 0.5 * (e.request_decode_s[0] + e.request_decode_s[1]);
     }
   }
-#endif
   return e;
+#endif
 }
 
 }  // namespace n3::cli

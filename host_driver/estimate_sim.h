@@ -15,6 +15,7 @@
 
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
+#include "host_driver/estimate_energy.h"
 
 namespace n3::cli {
 
@@ -50,6 +51,8 @@ struct PhaseEstimate {
   int64_t context = 0, tokens = 0;
   double sim_s = 0;
   uint64_t ddr_bytes = 0;
+  uint64_t l2_bytes = 0, macs = 0, sfu_work = 0;  // the timing model's counts (both engines' MACs, SFU element passes)
+  Energy energy;                                  // per token; Estimate::has_energy says whether it is given
   std::vector<ResourceUse> resources;                   // in the order above
   std::vector<std::pair<std::string, double>> stalls;  // "GEMV ddr" -> fraction of the phase, largest first
   // The busiest engine (not CTL): the one feeding the binding resource, whose
@@ -65,7 +68,13 @@ struct Estimate {
   std::string model, hw;
   EstimateRequest req;
   std::vector<HandCalc> hand;         // per context
-  bool simulated = false;             // false: built without SystemC (the hand calculation alone)
+  bool simulated = false;             // false: the hand calculation alone (not_simulated says why)
+  std::string not_simulated;          // why not: no SystemC in this build, or what the compiler does not lower
+  bool has_energy = false;            // the hardware file gives energies (and the phases were simulated)
+  bool has_cost = false;              // the hardware file states a cost section
+  std::vector<std::pair<std::string, double>> cost;  // HwConfig::cost_parts
+  std::string formats;                // num::formats_to_string of the hardware file's numerics
+  std::vector<AccuracyFigure> accuracy;  // measured for exactly these formats (empty: not measured)
   std::vector<PhaseEstimate> decode;  // per context
   PhaseEstimate prefill;              // prompt > 0
   std::vector<int> prefill_chunks;    // program sizes covering the prompt, in order

@@ -195,10 +195,12 @@ int run_sweep(const SweepOptions& o) {
   for (const Axis& a : axes) csv += "," + a.key;
   csv += "," + header + "\n";
   for (const auto& [p, row] : rows) csv += row + "\n";
+  const std::string answer = o.answer ? o.answer(csv) : "";
   write_csv(csv, o.csv);
   std::fprintf(stderr, "sweep: %zu points (shard %d/%d of %zu) in %.1f s on %d workers\n", points.size(), shard, shards,
                total, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), jobs);
   if (!o.plot.empty()) plot_csv(o.csv, o.plot);
+  std::fwrite(answer.data(), 1, answer.size(), stdout);
   return 0;
 }
 
@@ -221,7 +223,8 @@ void plot_csv(const std::string& csv, const std::string& dir) {
     std::fprintf(stderr, "plots: not written (python3 %s failed); the CSV stands\n", script.c_str());
 }
 
-int merge_csvs(const std::vector<std::string>& files, const std::string& csv) {
+int merge_csvs(const std::vector<std::string>& files, const std::string& csv,
+               const std::function<std::string(const std::string&)>& answer) {
   std::string header;
   std::map<size_t, std::string> rows;
   for (const std::string& f : files) {
@@ -250,7 +253,9 @@ int merge_csvs(const std::vector<std::string>& files, const std::string& csv) {
   }
   std::string out = header + "\n";
   for (const auto& [p, row] : rows) out += row + "\n";
+  const std::string text = answer ? answer(out) : "";
   write_csv(out, csv);
+  std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }
 

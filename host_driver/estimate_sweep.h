@@ -8,6 +8,7 @@
 // failing point, leaves no CSV. docs/estimating.md.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,12 +21,16 @@ struct SweepOptions {
   std::string shard, csv;
   std::string plot;  // directory for tools/plot_estimate.py's plots ("": none); needs csv
   int jobs = 0;  // 0: one per core
+  // Given, the text printed on stdout after the CSV is written (--target-tok-s),
+  // made from the whole CSV before anything is written (so it may refuse cleanly).
+  std::function<std::string(const std::string& csv)> answer;
 };
 
 int run_sweep(const SweepOptions& o);
 // Runs tools/plot_estimate.py on `csv` into `dir` (its messages on stderr);
 // without python3 or matplotlib it says so and the CSV stands.
 void plot_csv(const std::string& csv, const std::string& dir);
-int merge_csvs(const std::vector<std::string>& files, const std::string& csv);
+int merge_csvs(const std::vector<std::string>& files, const std::string& csv,
+               const std::function<std::string(const std::string&)>& answer = nullptr);
 
 }  // namespace n3::cli

@@ -10,10 +10,12 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "base/file_util.h"
+#include "base/error.h"
 #include "base/npy.h"
 #include "tests/test_util.h"
 
@@ -57,6 +59,38 @@ void expect_refused(const std::string& args, const std::string& names, const std
   }
 }
 
+// configs/hw/kv260.yaml without some of its lines: a whole section ("energy:")
+// or one key ("  static_mw:"), written as <temp dir of tag>/hw.yaml.
+std::string hw_without(const std::string& tag, const std::vector<std::string>& drop) {
+  std::string out;
+  bool in_section = false;
+  for (const std::string& l : lines_of(read_file_text(source_dir() + "/configs/hw/kv260.yaml"))) {
+    if (!l.empty() && l[0] != ' ') in_section = false;
+    bool skip = in_section;
+    for (const std::string& d : drop)
+      if (l.rfind(d, 0) == 0) {
+        skip = true;
+        in_section = d.back() == ':' && d[0] != ' ';
+      }
+    if (!skip) out += l + "\n";
+  }
+  const std::string path = temp_dir(tag) + "/hw.yaml";
+  write_file_atomic(path, out);
+  return path;
+}
+
+// The CSV's rows as cells, and one column's index.
+std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
+  std::vector<std::vector<std::string>> v;
+  for (const std::string& l : lines_of(read_file_text(path))) v.push_back(cells(l));
+  return v;
+}
+size_t col(const std::vector<std::string>& head, const std::string& name) {
+  const auto it = std::find(head.begin(), head.end(), name);
+  EXPECT_NE(it, head.end()) << name;
+  return size_t(it - head.begin());
+}
+
 #ifdef N3_HAVE_SYSTEMC
 
 // The estimate's decode token is the token `n3 sim --timing-only` times (the
@@ -90,7 +124,10 @@ TEST(Estimate, E4bDecodeIsTheSimulatorsTokenNearTheHandCalculation) {
   double layers = 0;
   for (const json& l : e["layers"]) layers += l["s"].get<double>();
   EXPECT_NEAR(layers, e["busy_total_s"].get<double>(), 1e-9 * layers);
-  EXPECT_TRUE(e["energy_per_token"].is_null());
+  // kv260 gives energies: the decode token's DDR part is its bytes at the file's 160 pJ/B.
+  ASSERT_FALSE(e["energy_per_token"].is_null());
+  EXPECT_NEAR(e["energy_per_token"]["decode"][0]["ddr_j"].get<double>(),
+              e["decode"][0]["ddr_bytes"].get<double>() * 160e-12, 1e-9);
 }
 
 // --set is the file's value: the same estimate as a hardware file written
@@ -118,7 +155,8 @@ TEST(Estimate, SetEqualsTheFileValueAndRunsRepeat) {
   const RunResult text = run_n3("estimate --model " + tiny() + kTinyArgs);
   ASSERT_EQ(text.status, 0) << text.err;
   for (const char* want : {"roofline tok/s: ", "time to first token", "whole request", "<- binds", "stalls on:",
-                           "top operators", "DDR capacity used", "energy per token: absent"})
+                           "top operators", "DDR capacity used", "energy per token, mJ", "cost: ",
+                           "accuracy of these numerics formats"})
     EXPECT_NE(text.out.find(want), std::string::npos) << want << " in\n" << text.out;
 }
 
@@ -144,7 +182,8 @@ TEST(Estimate, SweepRowsAreSingleRunsAndShardsMergeBack) {
   EXPECT_EQ(std::vector<std::string>(head.begin(), head.begin() + 4),
             (std::vector<std::string>{"point", "compute.gemv_cores", "memory.ddr_peak_gbps", "timing.dispatch_cycles"}));
   for (const char* col : {"decode_tok_s@1", "decode_tok_s@8", "decode_bound@1", "prefill_tok_s", "ttft_s", "request_s",
-                          "hand_roofline_tok_s@1", "energy_per_token_j"})
+                          "hand_roofline_tok_s@1", "decode_energy_j@1", "prefill_energy_ddr_j", "cost",
+                          "cost_ddr_bandwidth", "accuracy_logits_cosine", "not_simulated"})
     EXPECT_NE(std::find(head.begin(), head.end(), col), head.end()) << col;
   std::set<std::string> tok_s;
   const size_t tok_col = size_t(std::find(head.begin(), head.end(), "decode_tok_s@1") - head.begin());
@@ -179,6 +218,173 @@ TEST(Estimate, SweepRowsAreSingleRunsAndShardsMergeBack) {
                  dir + "/dup.csv");
 }
 
+// Energy per token: each part is the run's count at the file's rate (DDR and
+// static checked against the figures beside them), the parts sum to the
+// total; a file without an energy section says energy is absent, and one
+// with part of it is refused naming the missing key.
+TEST(Estimate, EnergyIsTheCountsAtTheFilesRatesOrAbsent) {
+  const RunResult r = run_n3("estimate --model " + tiny() + kTinyArgs + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json e = json::parse(r.out);
+  ASSERT_FALSE(e["energy_per_token"].is_null());
+  std::vector<std::pair<json, json>> phases;  // (energy, phase)
+  for (size_t i = 0; i < e["decode"].size(); ++i) phases.push_back({e["energy_per_token"]["decode"][i], e["decode"][i]});
+  phases.push_back({e["energy_per_token"]["prefill"], e["prefill"]});
+  for (const auto& [en, ph] : phases) {
+    SCOPED_TRACE(en.dump());
+    const double tokens = ph["tokens"].get<double>();
+    double sum = 0;
+    for (const char* k : {"ddr_j", "l2_j", "mac_j", "sfu_j", "static_j"}) {
+      EXPECT_GT(en[k].get<double>(), 0.0) << k;
+      sum += en[k].get<double>();
+    }
+    EXPECT_NEAR(sum, en["total_j"].get<double>(), 1e-12 * sum);
+    EXPECT_NEAR(en["ddr_j"].get<double>(), ph["ddr_bytes"].get<double>() * 160e-12 / tokens, 1e-9 * sum);
+    EXPECT_NEAR(en["static_j"].get<double>(), 1.5 * ph["sim_s"].get<double>() / tokens, 1e-9 * sum);
+  }
+  // Twice the DDR energy per byte: the DDR part doubles, the others stay.
+  const RunResult x2 = run_n3("estimate --model " + tiny() + kTinyArgs + " --json --set energy.ddr_pj_per_byte=320");
+  ASSERT_EQ(x2.status, 0) << x2.err;
+  const json e2 = json::parse(x2.out);
+  EXPECT_DOUBLE_EQ(e2["energy_per_token"]["decode"][0]["ddr_j"].get<double>(),
+                   2 * e["energy_per_token"]["decode"][0]["ddr_j"].get<double>());
+  EXPECT_DOUBLE_EQ(e2["energy_per_token"]["decode"][0]["mac_j"].get<double>(),
+                   e["energy_per_token"]["decode"][0]["mac_j"].get<double>());
+
+  const std::string none = hw_without("est_noenergy", {"energy:"});
+  const RunResult a = run_n3("estimate --model " + tiny() + kTinyArgs + " --hw " + none);
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_NE(a.out.find("energy per token: absent (the hardware file gives no per-operation or per-byte energies)"),
+            std::string::npos) << a.out;
+  const RunResult aj = run_n3("estimate --model " + tiny() + kTinyArgs + " --json --hw " + none);
+  ASSERT_EQ(aj.status, 0) << aj.err;
+  EXPECT_TRUE(json::parse(aj.out)["energy_per_token"].is_null());
+  const RunResult ar = run_n3("estimate --model " + tiny() + kTinyArgs + " --csv-row --hw " + none);
+  ASSERT_EQ(ar.status, 0) << ar.err;
+  const std::vector<std::string> l = lines_of(ar.out);
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(cells(l[1])[col(cells(l[0]), "decode_energy_j@1")], "");
+  EXPECT_EQ(cells(l[1])[col(cells(l[0]), "prefill_energy_static_j")], "");
+  expect_refused("estimate --model " + tiny() + " --prompt 0 --hw " + hw_without("est_partial", {"  static_mw:"}),
+                 "energy.ddr_pj_per_byte is given without energy.static_mw");
+}
+
+// --target-tok-s: the cheapest point (the CSV's cost column) among those
+// whose decode tok/s reaches the target, recomputed here from the rows; the
+// CSV is the one a sweep without a target writes; the answer from the merged
+// shards is the same; a target no point reaches names the fastest point.
+TEST(Estimate, TargetPicksTheCheapestReachingPointOfTheCsv) {
+  const std::string dir = temp_dir("est_target");
+  const std::string sweep = "estimate --model " + tiny() + " --context 1 --prompt 8 --new 2 --jobs 2" +
+                            " --sweep compute.gemv_cores=1,4 --sweep memory.ddr_peak_gbps=4.8,19.2" +
+                            " --sweep compute.sfu_elems_per_clk=1,4";
+  const RunResult plain = run_n3(sweep + " --csv " + dir + "/plain.csv");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out, "");
+  const std::vector<std::vector<std::string>> rows = csv_rows(dir + "/plain.csv");
+  ASSERT_EQ(rows.size(), 9u);
+  const std::vector<std::string>& head = rows[0];
+  const size_t tok = col(head, "decode_tok_s@1"), cost = col(head, "cost"), bound = col(head, "decode_bound@1");
+  std::vector<double> speeds;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    speeds.push_back(std::stod(rows[i][tok]));
+    // The cost is the file's rates times the point's amounts (kv260's cost section).
+    EXPECT_NEAR(std::stod(rows[i][col(head, "cost_ddr_bandwidth")]), 0.5 * std::stod(rows[i][2]), 1e-9);
+    EXPECT_NEAR(std::stod(rows[i][col(head, "cost_gemv_macs")]), 0.00035 * 32 * std::stod(rows[i][1]), 1e-12);
+    double parts = 0;
+    for (size_t c = 0; c < head.size(); ++c)
+      if (head[c].rfind("cost_", 0) == 0) parts += std::stod(rows[i][c]);
+    EXPECT_NEAR(parts, std::stod(rows[i][cost]), 1e-6);
+  }
+  std::vector<double> sorted = speeds;
+  std::sort(sorted.begin(), sorted.end());
+  ASSERT_LT(sorted[3], sorted[4]) << "the swept keys must spread decode tok/s";
+  const double target = 0.5 * (sorted[3] + sorted[4]);  // half the points reach it
+  size_t want = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (speeds[i - 1] < target) continue;
+    const double c = std::stod(rows[i][cost]);
+    if (want == 0 || c < std::stod(rows[want][cost]) ||
+        (c == std::stod(rows[want][cost]) && speeds[i - 1] > speeds[want - 1]))
+      want = i;
+  }
+  ASSERT_NE(want, 0u);
+  const std::string t = std::to_string(target);
+  const RunResult r = run_n3(sweep + " --csv " + dir + "/t.csv --target-tok-s " + t);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file_text(dir + "/t.csv"), read_file_text(dir + "/plain.csv"));
+  EXPECT_NE(r.out.find("reached by 4 of 8 points; the cheapest: point " + rows[want][0] + " (compute.gemv_cores=" +
+                       rows[want][1] + " memory.ddr_peak_gbps=" + rows[want][2] + " compute.sfu_elems_per_clk=" +
+                       rows[want][3] + ")\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("bound: " + rows[want][bound] + "\n"), std::string::npos) << r.out;
+  EXPECT_EQ(run_n3(sweep + " --csv " + dir + "/t2.csv --target-tok-s " + t).out, r.out) << "deterministic";
+  // The shards merged answer as the whole sweep.
+  std::string shards;
+  for (int i = 1; i <= 2; ++i) {
+    const std::string f = dir + "/s" + std::to_string(i) + ".csv";
+    ASSERT_EQ(run_n3(sweep + " --shard " + std::to_string(i) + "/2 --csv " + f).status, 0);
+    shards += " " + f;
+  }
+  const RunResult m = run_n3("estimate --merge" + shards + " --csv " + dir + "/m.csv --target-tok-s " + t);
+  ASSERT_EQ(m.status, 0) << m.err;
+  EXPECT_EQ(m.out, r.out);
+
+  // No point reaches 10x the fastest: the closest is the fastest, and what binds it.
+  size_t fastest = 1;
+  for (size_t i = 1; i < rows.size(); ++i)
+    if (speeds[i - 1] > speeds[fastest - 1]) fastest = i;
+  const RunResult n = run_n3(sweep + " --csv " + dir + "/n.csv --target-tok-s " + std::to_string(10 * sorted.back()));
+  ASSERT_EQ(n.status, 0) << n.err;
+  EXPECT_NE(n.out.find("no point of the 8 reaches it; the closest: point " + rows[fastest][0] + " "), std::string::npos)
+      << n.out;
+  EXPECT_NE(n.out.find("bound: " + rows[fastest][bound] + "\n"), std::string::npos) << n.out;
+}
+
+// Scenario keys move the bytes as the formats say: an int8 KV cache reads
+// half the KV bytes of f16 (bf16 the same as f16) and its token moves fewer
+// DDR bytes; per-group weight scales add 4 bytes per group (a group as wide
+// as every row adds none), are not lowered by the compiler (hand calculation
+// only, said so) and a sweep over both keeps one header; each row carries
+// the measured accuracy of its formats or "not measured".
+TEST(Estimate, ScenarioKeysMoveTheBytesAndCarryTheirAccuracy) {
+  const std::string base = "estimate --model " + tiny() + " --context 8 --prompt 0 --csv-row";
+  auto figures = [&](const std::string& sets) {
+    const RunResult r = run_n3(base + sets);
+    EXPECT_EQ(r.status, 0) << sets << ": " << r.err;
+    const std::vector<std::string> l = lines_of(r.out);
+    std::map<std::string, std::string> m;
+    if (l.size() != 2) return m;
+    const std::vector<std::string> h = cells(l[0]), v = cells(l[1]);
+    for (size_t i = 0; i < h.size() && i < v.size(); ++i) m[h[i]] = v[i];
+    return m;
+  };
+  auto f16 = figures(""), bf16 = figures(" --set numerics.kv_format=bf16"), i8 = figures(" --set numerics.kv_format=int8");
+  const double kv = std::stod(f16["kv_read_bytes_per_token@8"]);
+  ASSERT_GT(kv, 0.0);
+  EXPECT_EQ(bf16["kv_read_bytes_per_token@8"], f16["kv_read_bytes_per_token@8"]);
+  EXPECT_DOUBLE_EQ(std::stod(i8["kv_read_bytes_per_token@8"]), kv / 2);
+  EXPECT_LT(std::stoull(i8["decode_ddr_bytes@8"]), std::stoull(f16["decode_ddr_bytes@8"]));
+  EXPECT_NE(i8["accuracy_logits_cosine"].find("gemma3n-dev prefill vs HF transformers=0.999976"), std::string::npos);
+  EXPECT_NE(f16["accuracy_logits_cosine"].find("=0.999971"), std::string::npos);
+  EXPECT_EQ(figures(" --set numerics.act_mantissa_bits=10")["accuracy_logits_cosine"], "not measured");
+
+  auto row = figures(" --set numerics.weight_scale=per_group --set numerics.weight_group=32");
+  auto whole = figures(" --set numerics.weight_scale=per_group --set numerics.weight_group=65536");
+  EXPECT_EQ(whole["hand_bytes_per_token@8"], f16["hand_bytes_per_token@8"]) << "one group per row: the per-row bytes";
+  EXPECT_GT(std::stod(row["hand_bytes_per_token@8"]), std::stod(f16["hand_bytes_per_token@8"]));
+  EXPECT_EQ(row["decode_tok_s@8"], "");
+  EXPECT_NE(row["not_simulated"].find("the compiler lowers numerics.weight_scale = per_row only"), std::string::npos);
+  EXPECT_EQ(f16["not_simulated"], "");
+
+  const std::string dir = temp_dir("est_scen");
+  const RunResult s = run_n3("estimate --model " + tiny() + " --context 8 --prompt 0 --jobs 2 --csv " + dir +
+                             "/s.csv --sweep numerics.weight_scale=per_row,per_group --sweep numerics.kv_format=f16,int8");
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(lines_of(read_file_text(dir + "/s.csv")).size(), 5u);
+}
+
 #endif  // N3_HAVE_SYSTEMC
 
 // A bad key or value of --set or --sweep: one line naming it, exit 2, no output, no CSV.
@@ -202,6 +408,23 @@ TEST(Estimate, BadSetAndSweepAreRefusedInOneLine) {
   expect_refused(base + "--sweep compute.gemv_cores=4,8 --shard 4/3 --csv " + csv, "--shard 4/3", csv);
   expect_refused(base + "--context 1,0", "--context 1,0");
   expect_refused(base + "--sweep compute.gemv_cores=4,8 --plot " + dir + "/p", "--plot needs --csv");
+  // --target-tok-s: checked before any point runs; no answer, no CSV.
+  const std::string sw = base + "--sweep compute.gemv_cores=4,8 --csv " + csv;
+  expect_refused(base + "--target-tok-s 5", "--target-tok-s 5 picks among a sweep's points");
+  expect_refused(sw + " --target-tok-s 0", "--target-tok-s 0: expected a positive number", csv);
+  expect_refused(sw + " --target-tok-s fast", "--target-tok-s fast: expected a positive number", csv);
+  expect_refused(sw + " --target-tok-s inf", "--target-tok-s inf: expected a positive number", csv);
+  expect_refused(base + "--sweep compute.gemv_cores=4,8 --target-tok-s 5", "write the CSV with --csv FILE");
+  expect_refused(sw + " --target-tok-s 5 --shard 1/2", "needs every point", csv);
+  expect_refused(sw + " --target-tok-s 5 --target-phase decode@9", "--target-phase decode@9", csv);
+  expect_refused(sw + " --target-tok-s 5 --target-phase encode", "--target-phase encode", csv);
+  expect_refused(sw + " --target-phase prefill", "--target-phase goes with --target-tok-s", csv);
+  expect_refused("estimate --model " + tiny() + " --prompt 0 --sweep compute.gemv_cores=4,8 --csv " + csv +
+                     " --target-tok-s 5 --target-phase prefill",
+                 "there is no prefill", csv);
+  expect_refused(sw + " --target-tok-s 5 --hw " + hw_without("est_nocost", {"cost:"}), "states no cost section", csv);
+  expect_refused(base + "--sweep cost.ddr_gbps=1,2 --csv " + csv + " --hw " + hw_without("est_nocost2", {"cost:"}),
+                 "cost.ddr_gbps is given without", csv);
 }
 
 // The acceptance figure: a 27-point sweep (3 keys x 3 values) of E4B

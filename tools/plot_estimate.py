@@ -52,18 +52,30 @@ def main():
     os.makedirs(sys.argv[2], exist_ok=True)
     for key in keys:
         others = [k for k in keys if k != key]
+        # A key of names (numerics.kv_format=f16,int8) is placed at 0, 1, ... and labelled.
+        values = sorted({r[key] for r in rows}, key=numeric)
+        categorical = any(numeric(v)[0] for v in values)
+
+        def xpos(v):
+            return values.index(v) if categorical else float(v)
         fig, axes = plt.subplots(1, len(phases), figsize=(6 * len(phases), 4.5), squeeze=False)
         for ax, (sim, roof) in zip(axes[0], phases):
             groups = sorted({tuple(r[k] for k in others) for r in rows}, key=lambda g: [numeric(v) for v in g])
             colours = itertools.cycle(plt.rcParams["axes.prop_cycle"].by_key()["color"])
             for g, colour in zip(groups, colours):
-                pts = sorted(((float(r[key]), float(r[sim]), float(r[roof])) for r in rows
-                              if tuple(r[k] for k in others) == g))
+                # Points without the figure (not simulated: an empty cell) are left out.
+                pts = sorted(((xpos(r[key]), float(r[sim]), float(r[roof])) for r in rows
+                              if tuple(r[k] for k in others) == g and r[sim] != ""))
+                if not pts:
+                    continue
                 xs = [p[0] for p in pts]
                 label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(others, g)) or "simulated"
                 ax.plot(xs, [p[1] for p in pts], "o-", color=colour, label=label)
                 ax.plot(xs, [p[2] for p in pts], "--", color=colour, alpha=0.6)
             ax.set_xlabel(key)
+            if categorical:
+                ax.set_xticks(range(len(values)))
+                ax.set_xticklabels(values)
             ax.set_ylabel(sim.replace("_", " ") + " (solid: simulated, dashed: roofline)")
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
