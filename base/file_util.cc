@@ -11,17 +11,30 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 
 namespace n3 {
 
 namespace fs = std::filesystem;
 
+namespace {
+// A folder opens as a stream on Linux and reports a huge size: refuse it by
+// name rather than failing later with "out of memory".
+void require_regular(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
+  require(!S_ISDIR(st.st_mode), path + ": is a directory, not a file");
+}
+}  // namespace
+
 std::vector<uint8_t> read_file_bytes(const std::string& path) {
+  require_regular(path);
   std::ifstream f(path, std::ios::binary);
   require(f.good(), path + ": cannot open (" + std::strerror(errno) + ")");
   f.seekg(0, std::ios::end);
   std::streamoff n = f.tellg();
+  require(n >= 0, path + ": cannot read its size (not a regular file?)");
   f.seekg(0);
   std::vector<uint8_t> buf(static_cast<size_t>(n));
   f.read(reinterpret_cast<char*>(buf.data()), n);
@@ -35,18 +48,9 @@ std::string read_file_text(const std::string& path) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    require(f.good(), path + ": cannot write (" + std::strerror(errno) + ")");
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    f.flush();
-    if (!f.good()) {
-      std::remove(tmp.c_str());
-      throw Error(path + ": write failed");
-    }
-  }
-  require(std::rename(tmp.c_str(), path.c_str()) == 0, path + ": rename failed");
+  AtomicFile f(path);
+  f.write(bytes.data(), bytes.size());
+  f.commit();
 }
 
 bool file_exists(const std::string& path) { return fs::exists(path); }
@@ -59,6 +63,10 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
     throw Error(path + ": cannot stat");
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": is a directory, not a file");
   }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {

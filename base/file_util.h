@@ -10,7 +10,8 @@ namespace n3 {
 
 std::vector<uint8_t> read_file_bytes(const std::string& path);
 std::string read_file_text(const std::string& path);
-// Writes to path.tmp then renames, so readers never see a partial file.
+// Writes through an AtomicFile (atomic_file.h): readers never see a partial
+// file, concurrent writers never mix their bytes.
 void write_file_atomic(const std::string& path, const std::string& bytes);
 bool file_exists(const std::string& path);
 bool is_directory(const std::string& path);

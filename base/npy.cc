@@ -67,6 +67,11 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& what) {
   }
   require(off + hlen <= size, what + ": truncated .npy header");
   std::string h(reinterpret_cast<const char*>(data + off), hlen);
+  // The header is a Python dict literal padded with spaces and a newline:
+  // one without its braces is a truncated or hand-broken file.
+  const size_t first = h.find_first_not_of(" \n"), last = h.find_last_not_of(" \n");
+  require(first != std::string::npos && h[first] == '{' && h[last] == '}',
+          what + ": malformed npy header (not a {...} dict)");
   NpyArray a;
   std::string descr = dict_value(h, "descr", what);
   require(descr.size() >= 2, what + ": bad dtype '" + descr + "'");
@@ -77,6 +82,7 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& what) {
   require(dict_value(h, "fortran_order", what) == "False",
           what + ": Fortran-order npy data is not supported");
   std::string sh = dict_value(h, "shape", what);
+  require(sh.size() >= 2 && sh.front() == '(' && sh.back() == ')', what + ": bad shape " + sh + " (not a tuple)");
   std::stringstream ss(sh.substr(1, sh.size() - 2));
   std::string tok;
   while (std::getline(ss, tok, ',')) {
@@ -89,9 +95,14 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& what) {
     }
     require(a.shape.back() >= 0, what + ": bad shape " + sh);
   }
-  size_t nbytes = static_cast<size_t>(numel(a.shape)) * dtype_size(a.dtype, what);
+  // Checked: a shape like (2^31, 2^31) must not wrap to a small byte count
+  // that the truncation check below would pass.
+  uint64_t nbytes = uint64_t(dtype_size(a.dtype, what));
+  for (int64_t d : a.shape)
+    require(!__builtin_mul_overflow(nbytes, uint64_t(d), &nbytes),
+            what + ": shape " + shape_str(a.shape) + " holds more than 2^64 bytes");
   size_t body = off + hlen;
-  require(body + nbytes <= size, what + ": truncated .npy data (expected " + std::to_string(nbytes) +
+  require(nbytes <= size - body, what + ": truncated .npy data (expected " + std::to_string(nbytes) +
                                      " bytes for shape " + shape_str(a.shape) + ")");
   a.bytes.assign(data + body, data + body + nbytes);
   return a;

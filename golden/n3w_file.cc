@@ -263,7 +263,7 @@ struct N3wWriter::Hashers {
 };
 
 N3wWriter::N3wWriter(const std::string& path, const ModelConfig& c, int64_t group)
-    : path_(path), tmp_(path + ".tmp"), cfg_(c), hash_(std::make_unique<Hashers>()) {
+    : path_(path), cfg_(c), hash_(std::make_unique<Hashers>()) {
   config_yaml_ = model_config_to_yaml(c);
   require(parse_model_config(config_yaml_, path + " (config)", true) == c,
           path + ": model config '" + c.name + "' does not survive its YAML round trip");
@@ -292,33 +292,15 @@ N3wWriter::N3wWriter(const std::string& path, const ModelConfig& c, int64_t grou
   file_bytes_ = last.dtype == WDType::INT4 ? last.scales_offset + last.scales_bytes
                                            : last.data_offset + last.data_bytes;
 
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  require(fd_ >= 0, tmp_ + ": cannot create (" + std::strerror(errno) + ")");
-  if (::ftruncate(fd_, static_cast<off_t>(file_bytes_)) != 0) {
-    std::string err = std::strerror(errno);
-    ::close(fd_);
-    fd_ = -1;
-    ::unlink(tmp_.c_str());
-    throw Error(tmp_ + ": cannot size to " + std::to_string(file_bytes_) + " bytes (" + err + ")");
-  }
+  file_ = std::make_unique<AtomicFile>(path);
+  file_->truncate(file_bytes_);
 }
 
-N3wWriter::~N3wWriter() {
-  if (fd_ >= 0) ::close(fd_);
-  if (!done_) ::unlink(tmp_.c_str());
-}
+N3wWriter::~N3wWriter() = default;
 
 void N3wWriter::pwrite_all(const void* p, uint64_t n, uint64_t off) {
-  const char* c = static_cast<const char*>(p);
-  while (n > 0) {
-    ssize_t w = ::pwrite(fd_, c, std::min<uint64_t>(n, 1u << 30), static_cast<off_t>(off));
-    if (w < 0 && errno == EINTR) continue;
-    require(w > 0, tmp_ + ": write failed (" + std::string(w < 0 ? std::strerror(errno) : "no progress") + ")");
-    c += w;
-    off += uint64_t(w);
-    n -= uint64_t(w);
-    written_ += uint64_t(w);
-  }
+  file_->pwrite(p, n, off);
+  written_ += n;
 }
 
 void N3wWriter::advance_to(size_t i, int64_t nrows) {
@@ -407,11 +389,8 @@ void N3wWriter::finish() {
   put<uint64_t>(head, kHeaderHashAt, xxh64(head));
   pwrite_all(head.data(), head.size(), 0);
   // The data must be on disk before the name points at it.
-  require(::fdatasync(fd_) == 0, tmp_ + ": sync failed (" + std::string(std::strerror(errno)) + ")");
-  require(::close(fd_) == 0, tmp_ + ": close failed (" + std::string(std::strerror(errno)) + ")");
-  fd_ = -1;
-  require(std::rename(tmp_.c_str(), path_.c_str()) == 0,
-          path_ + ": cannot rename " + tmp_ + " onto it (" + std::strerror(errno) + ")");
+  require(::fdatasync(file_->fd()) == 0, path_ + ": sync failed (" + std::string(std::strerror(errno)) + ")");
+  file_->commit();
   done_ = true;
 }
 

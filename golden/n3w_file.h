@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
+
 #include "golden/weight_names.h"
 #include "golden/weights.h"
 
@@ -42,9 +44,10 @@ struct N3wTensor {
 
 // Streams an .n3w file: the layout of every tensor of weight_specs(c) is fixed
 // up front, then rows are appended tensor by tensor, in spec order, each
-// tensor's rows in order. Writes go to `path`.tmp, which finish() renames to
-// `path`; a writer destroyed before finish() removes it, so an error never
-// leaves a partial output. Memory use is that of the caller's row blocks.
+// tensor's rows in order. Writes go to a unique temporary beside `path`
+// (base/atomic_file.h), which finish() renames to `path`; a writer destroyed
+// before finish(), or killed by SIGINT/SIGTERM, removes it, so an error never
+// leaves a partial output and two writers never mix their bytes. Memory use is that of the caller's row blocks.
 class N3wWriter {
  public:
   // `group`: INT4 elements per scale for every Matrix tensor; 0 = per row.
@@ -71,12 +74,12 @@ class N3wWriter {
   void pwrite_all(const void* p, uint64_t n, uint64_t off);
   void close_tensor();
 
-  std::string path_, tmp_;
+  std::string path_;
+  std::unique_ptr<AtomicFile> file_;
   ModelConfig cfg_;
   std::string config_yaml_;
   std::vector<N3wTensor> tensors_;
   uint64_t file_bytes_ = 0, written_ = 0;
-  int fd_ = -1;
   bool done_ = false;
   size_t cur_ = 0;
   int64_t rows_done_ = 0;

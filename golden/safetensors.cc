@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/error.h"
@@ -52,7 +53,11 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
       require(b <= en && en <= body, where + ": data_offsets [" + std::to_string(b) + ", " +
                                          std::to_string(en) + ") run past the end of the file (data section is " +
                                          std::to_string(body) + " bytes)");
-      require(en - b == static_cast<uint64_t>(numel(e.shape)) * es,
+      uint64_t want = es;  // checked: a shape whose bytes overflow 64 bits must not wrap to a match
+      for (int64_t d : e.shape)
+        require(!__builtin_mul_overflow(want, uint64_t(d), &want),
+                where + ": shape " + shape_str(e.shape) + " holds more than 2^64 bytes");
+      require(en - b == want,
               where + ": byte range " + std::to_string(en - b) + " does not match shape " +
                   shape_str(e.shape) + " of " + e.dtype);
       e.data = base + b;
@@ -61,6 +66,20 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
     } catch (const nlohmann::json::exception& ex) {
       throw Error(where + ": malformed header entry: " + ex.what());
     }
+  }
+  // Two tensors sharing bytes would alias silently (the format forbids it).
+  std::vector<std::pair<const SafetensorsEntry*, const std::string*>> by_start;
+  for (const auto& [name, e] : entries_)
+    if (e.nbytes) by_start.push_back({&e, &name});
+  std::sort(by_start.begin(), by_start.end(), [](const auto& x, const auto& y) {
+    return x.first->data != y.first->data ? x.first->data < y.first->data : *x.second < *y.second;
+  });
+  for (size_t i = 1; i < by_start.size(); ++i) {
+    const SafetensorsEntry& p = *by_start[i - 1].first;
+    require(p.data + p.nbytes <= by_start[i].first->data,
+            path + ": tensors '" + *by_start[i - 1].second + "' and '" + *by_start[i].second +
+                "' overlap (data_offsets " + std::to_string(p.data - base) + ".." + std::to_string(p.data - base + p.nbytes) +
+                " and " + std::to_string(by_start[i].first->data - base) + "..)");
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 
 namespace n3::cli {
@@ -27,6 +28,23 @@ bool parse_args(const std::string& cmd, const Args& a, po::options_description& 
 OutputGuard::~OutputGuard() {
   std::error_code ec;
   for (const std::string& p : paths_) std::filesystem::remove_all(p, ec);
+}
+
+void check_output(const std::string& path, const std::string& option) {
+  if (!path.empty()) check_output_path(path, option);
+}
+
+uint64_t parse_count(const std::string& text, const std::string& what, uint64_t lo, uint64_t hi) {
+  const std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+  const std::string range = "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+  require(!text.empty() && text.find_first_not_of("0123456789") == std::string::npos,
+          what + ": '" + shown + "' is not " + range);
+  uint64_t v = 0;
+  for (char c : text)
+    require(!__builtin_mul_overflow(v, uint64_t(10), &v) && !__builtin_add_overflow(v, uint64_t(c - '0'), &v),
+            what + ": '" + shown + "' is not " + range);
+  require(v >= lo && v <= hi, what + ": " + shown + " is not " + range);
+  return v;
 }
 
 }  // namespace n3::cli

@@ -16,6 +16,16 @@ bool parse_args(const std::string& cmd, const Args& a, po::options_description& 
                 const po::positional_options_description& pos, po::variables_map& vm,
                 const std::string& usage);
 
+// A whole count from the command line: decimal digits only (no sign, no
+// exponent, no trailing text) within [lo, hi]; otherwise throws n3::Error
+// naming `what` and the range, echoing at most the first 40 characters.
+uint64_t parse_count(const std::string& text, const std::string& what, uint64_t lo, uint64_t hi);
+
+// Checks, before any compute, that the file an option names can be written
+// (its folder exists and is writable, it is not a directory); an empty path
+// is an option not given. Throws n3::Error naming the option and the path.
+void check_output(const std::string& path, const std::string& option);
+
 // Files and directories a command has written: removed again unless the
 // command reaches commit(), so a failure part-way leaves no partial output.
 class OutputGuard {

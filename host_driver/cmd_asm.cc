@@ -19,6 +19,7 @@ int cmd_asm(const Args& a) {
   pos.add("input", 1);
   po::variables_map vm;
   if (!parse_args("asm", a, d, pos, vm, "n3 asm IN.s -o OUT.n3p [--no-verify]")) return kExitOk;
+  check_output(out, "-o");
   isa::AsmOptions opt;
   opt.verify = vm.count("no-verify") == 0;
   const isa::Program p = isa::assemble(read_file_text(in), in, opt);

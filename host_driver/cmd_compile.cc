@@ -59,9 +59,15 @@ int cmd_compile(const Args& a) {
             "--ids: " + std::to_string(o.prompt.size()) + " ids; a program exists for the largest chunk (" +
                 std::to_string(m->max_chunk()) + ") and the powers of two below it only");
   }
+  // A failure while writing (disk full, a signal) removes a folder this run
+  // made; every file in it is written atomically, so one that existed keeps
+  // only whole files.
+  OutputGuard guard;
+  if (!file_exists(out)) guard.add(out);
   prepare_output_dir(out, force);
   const uint64_t tile_bytes = uint64_t(hwc.weight_tile_bytes());  // one slot of timing.wbuf_tiles
   const CompileSummary r = write_compiled(*m, out, o, tile_bytes);
+  guard.commit();
   std::printf("DDR %llu of %llu bytes (%.1f%%, %llu free); L2 high-water %llu + %llu resident of %llu bytes (%llu free); max chunk %d\n",
               static_cast<unsigned long long>(r.ddr_bytes), static_cast<unsigned long long>(r.ddr_capacity),
               100.0 * double(r.ddr_bytes) / double(r.ddr_capacity), static_cast<unsigned long long>(r.ddr_capacity - r.ddr_bytes),

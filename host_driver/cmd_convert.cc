@@ -35,6 +35,7 @@ int cmd_convert(const Args& a) {
       ("quiet,q", po::bool_switch(&quiet), "no progress on stderr");
   po::variables_map vm;
   if (!parse_args("convert", a, desc, {}, vm, "n3 convert --model HFDIR -o X.n3w [--group G]")) return kExitOk;
+  check_output(out, "-o");
   require(group >= 0, "--group must be >= 0");
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -62,6 +62,8 @@ int cmd_cosim(const Args& a) {
                   "n3 cosim --unit decoder|gemv|dma|sfu|fp [--vectors N] [--seed S] [--shard i/n] [--vcd F.fst] [--report F.json]\n"
                   "       n3 cosim --merge A.json B.json ..."))
     return kExitOk;
+  check_output(vcd, "--vcd");
+  check_output(report, "--report");
 #ifndef N3_HAVE_RTL
   throw Error("n3 cosim: this n3 was built without Verilator (or SystemC): the RTL units are left out (docs/rtl.md)");
 #else

@@ -54,6 +54,7 @@ int cmd_run(const Args& a) {
                   "[--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R] [--seed S] "
                   "[--numerics npu|reference] [--out IDS.npy] [--dump DIR [--dump-all]]"))
     return kExitOk;
+  check_output(out, "--out");
   require(vm.count("ids") + vm.count("prompt") == 1, "n3 run: give exactly one of --ids and --prompt");
   const size_t batch = std::max<size_t>(1, ids_paths.size());
   require(batch == 1 || dump.empty(), "n3 run: --dump records one sequence; give one --ids");

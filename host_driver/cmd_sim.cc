@@ -88,7 +88,7 @@ int cmd_sim(const Args& a) {
   std::string backend, program, hw, mem_in, mem_out, dump, stats, model, trace;
   RtlCli rtl_cli;
   std::vector<std::string> loads;
-  uint64_t max_steps = 0;
+  std::string max_steps;
   d.add_options()("backend", po::value(&backend)->required(), "func | systemc")(
       "program", po::value(&program), "program container (.n3p) to run")(
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file (capacities, numerics formats)")(
@@ -99,7 +99,8 @@ int cmd_sim(const Args& a) {
       "dump", po::value(&dump), "write the program's tensor symbols as a dump directory")(
       "force", "overwrite a non-empty dump directory")(
       "no-hazard-check", "do not check that tokens order conflicting accesses")(
-      "max-steps", po::value(&max_steps)->default_value(4000000000ull), "trap after fetching this many instructions")(
+      "max-steps", po::value(&max_steps)->default_value(std::to_string(sim::kDefaultMaxSteps)),
+      "trap after fetching this many instructions (compiled programs are straight-line and fetch at most their length)")(
       "stats", po::value(&stats), "write instruction, byte and MAC counts as JSON")(
       "model", po::value(&model), "model form: compile and run Gemma 3n (see n3 sim --model x --help)")(
       "ids", po::value<std::string>(), "model form: prompt ids")("feed", po::value<std::string>(), "model form")(
@@ -112,6 +113,9 @@ int cmd_sim(const Args& a) {
                   "n3 sim --backend func|systemc --program P [--hw H.yaml] --mem-in IMG [--mem-out IMG] [--trace-insn]\n"
                   "       [--timing-only] [--trace T.json [--trace-aggregate]] [--stats S.json] (systemc)"))
     return kExitOk;
+  check_output(mem_out, "--mem-out");
+  check_output(stats, "--stats");
+  check_output(trace, "--trace");
   require(backend == "func" || backend == "systemc", "--backend must be func or systemc (is '" + backend + "')");
   require(!vm.count("ids") && !vm.count("feed"), "--ids and --feed belong to the model form: give --model M");
   require(!program.empty(), "n3 sim: give --program P (or the model form, --model M)");
@@ -137,7 +141,7 @@ int cmd_sim(const Args& a) {
   opt.formats = hwc.numerics.formats;
   opt.caps = sim_capacities(hwc);
   opt.hazards = vm.count("no-hazard-check") == 0;
-  opt.max_steps = max_steps;
+  opt.max_steps = parse_count(max_steps, "--max-steps", 1, uint64_t(1) << 40);
   opt.trace = vm.count("trace-insn") ? stdout : nullptr;
   opt.effects = !timing_only;
   sim::FuncSim s(prog, opt);

@@ -77,6 +77,8 @@ int cmd_sim_model(const Args& a) {
                   "n3 sim --backend func|systemc --model M [--hw H.yaml] --ids P.npy [--feed F.npy] --dump DIR [--chunk N]\n"
                   "       [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]] [--rtl gemv,dma,sfu [--vcd F.fst [--vcd-instructions N]]] (systemc)"))
     return kExitOk;
+  check_output(stats, "--stats");
+  check_output(trace, "--trace");
   require(backend == "func" || backend == "systemc", "--backend must be func or systemc (is '" + backend + "')");
   require(chunk >= 0, "--chunk must be >= 0");
   require(resident >= -1, "--resident-bytes must be -1 or more");

@@ -46,6 +46,7 @@ int cmd_synth(const Args& a) {
   po::variables_map vm;
   if (!parse_args("synth", a, desc, {}, vm, "n3 synth --model MODEL.yaml --seed S -o X.n3w [--group G]"))
     return kExitOk;
+  check_output(out, "-o");
   require(group >= 0, "--group must be >= 0");
   const uint64_t s = parse_seed(seed);
   const ModelConfig c = load_model_config(model);

@@ -7,7 +7,10 @@
 #include <string>
 
 #include "base/error.h"
+#include "golden/numerics/common.h"
 #include "host_driver/cli.h"
+#include "isa/isa_gen.h"
+#include "host_driver/n3_version.h"  // generated at build time (cmake/version.cmake)
 
 namespace {
 
@@ -35,8 +38,45 @@ const std::map<std::string, Command>& commands() {
 }
 
 void usage(std::FILE* f) {
-  std::fprintf(f, "usage: n3 <command> [options]   (n3 <command> --help for details)\n\ncommands:\n");
+  std::fprintf(f, "usage: n3 <command> [options]   (n3 <command> --help for details; n3 --version)\n\ncommands:\n");
   for (const auto& [name, c] : commands()) std::fprintf(f, "  %-9s %s\n", name.c_str(), c.summary);
+}
+
+// `n3 --version`: what a bug report or a regression farm's log needs to say
+// which n3 produced a result.
+void version() {
+  std::printf("n3 (Gemma 3n NPU reference model, compiler and simulator)\n");
+  std::printf("commit:   %s\n", N3_GIT_COMMIT);
+  std::printf("isa:      %d\n", n3::isa::kIsaVersion);
+  std::printf("numerics: %d (headers %s)\n", n3::num::kNumericsVersion, N3_NUMERICS_SOURCE_HASH);
+  std::printf("build:    %s, flags '%s'\n", N3_BUILD_TYPE, N3_CXX_FLAGS);
+  std::string with = "systemc ";
+#ifdef N3_HAVE_SYSTEMC
+  with += "yes";
+#else
+  with += "no";
+#endif
+  with += ", rtl units:";
+  std::string units;
+#ifdef N3_HAVE_RTL
+  units += " decoder";
+#endif
+#ifdef N3_HAVE_RTL_GEMV
+  units += " gemv";
+#endif
+#ifdef N3_HAVE_RTL_DMA
+  units += " dma";
+#endif
+#ifdef N3_HAVE_RTL_SFU
+  units += " sfu";
+#endif
+  with += units.empty() ? " none (built without Verilator)" : units;
+#ifdef N3_HAVE_CUDA
+  with += ", cuda yes";
+#else
+  with += ", cuda no";
+#endif
+  std::printf("with:     %s\n", with.c_str());
 }
 
 }  // namespace
@@ -45,6 +85,14 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? n3::cli::kExitBadInput : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    if (argc > 2) {
+      std::fprintf(stderr, "n3 --version: takes no arguments (got '%s')\n", argv[2]);
+      return n3::cli::kExitBadInput;
+    }
+    version();
+    return 0;
   }
   auto it = commands().find(argv[1]);
   if (it == commands().end()) {

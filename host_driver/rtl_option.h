@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 
 #include "base/error.h"
+#include "host_driver/cli_util.h"
 
 namespace n3::cli {
 
@@ -58,6 +59,7 @@ struct RtlCli {
     require(list.empty() || !timing_only, "--rtl needs the data: drop --timing-only");
     require(vcd.empty() || old_vcd.empty(), "--vcd and --rtl-vcd are one option: give it once");
     if (vcd.empty()) vcd = old_vcd;
+    check_output(vcd, "--vcd");
     require(vcd.empty() || !list.empty(), "--vcd needs --rtl (decoder, gemv, dma, sfu)");
     require(!vm.count("vcd-instructions") || !vcd.empty(), "--vcd-instructions needs --vcd F.fst");
     require(!vm.count("vcd-instructions") || vcd_instructions >= 1,

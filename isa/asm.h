@@ -21,9 +21,28 @@
 
 namespace n3::isa {
 
+// An error message with every '...'-quoted token longer than 40 characters
+// cut to its first 32 and its length: a million-digit immediate must not be
+// echoed whole into a one-line error.
+inline std::string clip_quoted(const std::string& msg) {
+  std::string out;
+  size_t i = 0;
+  while (i < msg.size()) {
+    const size_t a = msg.find('\'', i);
+    const size_t b = a == std::string::npos ? a : msg.find('\'', a + 1);
+    if (b == std::string::npos) break;
+    out += msg.substr(i, a + 1 - i);
+    const size_t n = b - a - 1;
+    out += n > 40 ? msg.substr(a + 1, 32) + "... (" + std::to_string(n) + " characters)" : msg.substr(a + 1, n);
+    out += '\'';
+    i = b + 1;
+  }
+  return out + msg.substr(i);
+}
+
 struct AsmError : Error {
   AsmError(const std::string& file, int line, int col, const std::string& msg)
-      : Error(file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " + msg),
+      : Error(file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " + clip_quoted(msg)),
         line(line),
         col(col) {}
   int line, col;

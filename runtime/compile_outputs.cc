@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -58,6 +59,30 @@ void write_program(const std::string& dir, const std::string& name, const comp::
 CompileSummary write_compiled(CompiledModel& m, const std::string& dir, const CompileOutputs& o, uint64_t tile_bytes) {
   const comp::Layout& lay = m.layout();
   const comp::HwLimits& lim = m.limits();
+  // Compile every program before writing anything: a program that fails
+  // (e.g. a hardware file whose L2 breaks the descriptors' alignment) must
+  // leave no memory_map.json or earlier program behind.
+  std::map<int, double> seconds;
+  m.preload();
+  for (int T : m.chunk_sizes()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    m.program(T);
+    seconds[T] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  std::vector<sim::ImageRegion> regions;
+  if (o.image) {
+    regions.resize(1);
+    regions[0].name = "weights";
+    regions[0].bytes = m.weight_image();
+    if (!o.prompt.empty()) {
+      const std::vector<int32_t> in = comp::input_words(lay, 0, 0, o.prompt);
+      sim::ImageRegion r;
+      r.name = "input";
+      r.addr = lay.input;
+      r.bytes.assign(reinterpret_cast<const char*>(in.data()), in.size() * 4);
+      regions.push_back(r);
+    }
+  }
   CompileSummary sum;
   sum.ddr_bytes = lay.ddr_end;
   sum.ddr_capacity = lim.ddr;
@@ -91,17 +116,6 @@ CompileSummary write_compiled(CompiledModel& m, const std::string& dir, const Co
                                {"l2_base", x.l2_base}});
   write_file_atomic(dir + "/memory_map.json", memory_map(lay, m.formats()).dump(1) + "\n");
   if (o.image) {
-    std::vector<sim::ImageRegion> regions(1);
-    regions[0].name = "weights";
-    regions[0].bytes = m.weight_image();
-    if (!o.prompt.empty()) {
-      const std::vector<int32_t> in = comp::input_words(lay, 0, 0, o.prompt);
-      sim::ImageRegion r;
-      r.name = "input";
-      r.addr = lay.input;
-      r.bytes.assign(reinterpret_cast<const char*>(in.data()), in.size() * 4);
-      regions.push_back(r);
-    }
     sim::write_image(dir + "/ddr.img", regions);
     rep["image"] = {{"file", "ddr.img"}, {"bytes", lay.weights_end}, {"prompt_tokens", o.prompt.size()}};
   }
@@ -113,9 +127,8 @@ CompileSummary write_compiled(CompiledModel& m, const std::string& dir, const Co
     rep["preload"] = {{"file", "preload.n3p"}, {"instructions", pre->instructions}};
   }
   for (int T : sum.sizes) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const comp::Compiled& c = m.program(T);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const comp::Compiled& c = m.program(T);  // compiled above
+    const double s = seconds.at(T);
     const std::string name = T == 1 ? "decode" : "prefill_" + std::to_string(T);
     write_program(dir, name, c);
     nlohmann::ordered_json p;

@@ -22,6 +22,9 @@ std::string logits_dtype(const HwConfig& hw, const std::string& numerics) {
 PromptTimes run_prompt(Device& dev, int seq, const std::vector<int32_t>& ids, size_t chunk,
                        const std::vector<int32_t>& feed, Recorder* rec, const std::function<void(size_t)>& on_step) {
   PromptTimes t;
+  // Checked for the whole run before its first chunk, so a prompt too long
+  // for the model is refused at once, not after the chunks that fit.
+  dev.check_positions(seq, int64_t(ids.size() + feed.size()), "prompt + feed");
   const size_t step = chunk > 0 ? chunk : ids.size();
   for (size_t b = 0; b < ids.size(); b += step) {
     dev.prefill(seq, std::vector<int32_t>(ids.begin() + long(b), ids.begin() + long(std::min(ids.size(), b + step))), rec);
@@ -61,6 +64,12 @@ void Device::check_ids(const std::vector<int32_t>& ids, const char* what) const 
                                    std::to_string(V) + ") for this model");
 }
 
+void Device::check_positions(int seq, int64_t n, const char* what) const {
+  const int64_t at = position(seq), max = config().max_positions;
+  require(at + n <= max, std::string(what) + ": " + std::to_string(n) + " tokens at position " + std::to_string(at) +
+                             " go past the model's max_position_embeddings = " + std::to_string(max));
+}
+
 void Device::make_room(int seq, int64_t n) {
   const int64_t cap = kv_capacity(), have = cached(seq);
   if (have + n <= cap) return;
@@ -87,6 +96,7 @@ Logits Device::prefill(int seq, const std::vector<int32_t>& ids, Recorder* rec) 
   require(has_sequence(seq), "backend " + backend() + ": no open sequence " + std::to_string(seq));
   require(!ids.empty(), "prefill: no prompt ids");
   check_ids(ids, "prefill");
+  check_positions(seq, int64_t(ids.size()), "prefill");
   const auto t0 = std::chrono::steady_clock::now();
   make_room(seq, int64_t(ids.size()));
   const bool all_rows = rec && rec->wants(Op::Logits);
@@ -107,6 +117,7 @@ Logits Device::decode(const std::vector<int>& seqs, const std::vector<int32_t>& 
             "decode: sequence " + std::to_string(seqs[i]) + " appears twice in one batch");
   }
   check_ids(ids, "decode");
+  for (int seq : seqs) check_positions(seq, 1, "decode");
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t V = config().vocab;
   Logits out;

@@ -74,6 +74,9 @@ class Device {
   // returns [seqs.size(), V] logits. Sequences are independent.
   Logits decode(const std::vector<int>& seqs, const std::vector<int32_t>& ids, Recorder* rec = nullptr);
   virtual int64_t position(int seq) const = 0;  // tokens seen so far
+  // Throws (one line) when n more tokens at seq's next position would go past
+  // the model's max_position_embeddings: RoPE and the rings are sized for it.
+  void check_positions(int seq, int64_t n, const char* what) const;
   virtual int64_t cached(int seq) const = 0;    // KV rows held
   const StepTiming& last_timing() const { return timing_; }
 

@@ -59,11 +59,19 @@ struct Trap : Error {
   std::string dis, reason;
 };
 
+// The step limit a run gets unless --max-steps says otherwise: 2^24
+// instructions fetched, about 1 s of the functional simulator and 6 s of the
+// SystemC model on one core, so a program that loops forever ends in
+// seconds. No real program comes near it: the compiler's programs have no
+// backward branches (E4B's largest, a 5-token prefill, is 5132 instructions;
+// docs/sim.md, "Step limit").
+inline constexpr uint64_t kDefaultMaxSteps = uint64_t(1) << 24;
+
 struct SimOptions {
   num::Formats formats;
   Capacities caps;
   bool hazards = true;
-  uint64_t max_steps = 4000000000ull;  // instructions fetched
+  uint64_t max_steps = kDefaultMaxSteps;  // instructions fetched
   std::FILE* trace = nullptr;          // --trace-insn: one line per executed instruction
   bool effects = true;                 // false: engines skip their arithmetic and writes (timing-only runs)
   // Compiled programs name every tensor they materialise; capturing them all

@@ -2,10 +2,10 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/file_util.h"
 
@@ -188,37 +188,38 @@ void save_image(const std::string& path, const Memory& mem,
         runs.push_back({s, addr, {data}});
     });
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    require(f.good(), path + ": cannot write");
-    std::string h(kMagic, 8);
-    put32(h, kImageVersion);
-    put32(h, static_cast<uint32_t>(runs.size()));
-    f.write(h.data(), static_cast<std::streamsize>(h.size()));
-    for (const Run& r : runs) {
-      // The last page of a space may extend past its capacity: clip.
-      const uint64_t cap = mem.space(r.space).capacity();
-      uint64_t size = r.pages.size() * SpaceMemory::kPageBytes;
-      if (r.addr + size > cap) size = cap - r.addr;
-      const std::string rh = region_header(r.space, name_of(r.space, r.addr), r.addr, size);
-      f.write(rh.data(), static_cast<std::streamsize>(rh.size()));
-      uint64_t left = size;
-      for (const uint8_t* pg : r.pages) {
-        const uint64_t k = std::min<uint64_t>(left, SpaceMemory::kPageBytes);
-        f.write(reinterpret_cast<const char*>(pg), static_cast<std::streamsize>(k));
-        left -= k;
-      }
-      const char zeros[8] = {};
-      f.write(zeros, static_cast<std::streamsize>(pad8(size) - size));
+  AtomicFile f(path);
+  // Buffered: pages are small, one write(2) per MiB keeps syscalls few.
+  std::string buf;
+  auto put = [&](const char* p, size_t n) {
+    buf.append(p, n);
+    if (buf.size() >= (size_t(1) << 20)) {
+      f.write(buf.data(), buf.size());
+      buf.clear();
     }
-    f.flush();
-    if (!f.good()) {
-      std::remove(tmp.c_str());
-      throw Error(path + ": write failed");
+  };
+  std::string h(kMagic, 8);
+  put32(h, kImageVersion);
+  put32(h, static_cast<uint32_t>(runs.size()));
+  put(h.data(), h.size());
+  for (const Run& r : runs) {
+    // The last page of a space may extend past its capacity: clip.
+    const uint64_t cap = mem.space(r.space).capacity();
+    uint64_t size = r.pages.size() * SpaceMemory::kPageBytes;
+    if (r.addr + size > cap) size = cap - r.addr;
+    const std::string rh = region_header(r.space, name_of(r.space, r.addr), r.addr, size);
+    put(rh.data(), rh.size());
+    uint64_t left = size;
+    for (const uint8_t* pg : r.pages) {
+      const uint64_t k = std::min<uint64_t>(left, SpaceMemory::kPageBytes);
+      put(reinterpret_cast<const char*>(pg), size_t(k));
+      left -= k;
     }
+    const char zeros[8] = {};
+    put(zeros, size_t(pad8(size) - size));
   }
-  require(std::rename(tmp.c_str(), path.c_str()) == 0, path + ": rename failed");
+  f.write(buf.data(), buf.size());
+  f.commit();
 }
 
 }  // namespace n3::sim

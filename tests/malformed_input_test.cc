@@ -88,6 +88,16 @@ TEST(MalformedInput, OffsetsPastEndOfData) {
   expect_refused(checkpoint_with(out + nh + b.substr(8 + hl)), "run past the end of the file");
 }
 
+// Two tensors sharing bytes used to load (issue 22); the format forbids it.
+TEST(MalformedInput, OverlappingDataOffsets) {
+  const std::string h =
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
+  std::string f(8, '\0');
+  const uint64_t n = h.size();
+  std::memcpy(f.data(), &n, 8);
+  expect_refused(checkpoint_with(f + h + std::string(12, '\0')), "tensors 'a' and 'b' overlap");
+}
+
 TEST(MalformedInput, WrongDtype) {
   expect_refused(rewritten([](std::vector<SafetensorsOut>& ts) {
                    for (auto& t : ts)

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -41,7 +42,10 @@ TempDirs& temp_dirs() {
 }  // namespace
 
 std::string temp_dir(const std::string& tag) {
+  // Thread-safe: tests run n3 from several threads at once (Hardening.*).
+  static std::mutex mu;
   static int counter = 0;
+  std::lock_guard<std::mutex> lock(mu);
   fs::path p = fs::temp_directory_path() /
                ("n3test-" + std::to_string(::getpid()) + "-" + tag + "-" + std::to_string(counter++));
   fs::remove_all(p);

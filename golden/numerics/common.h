@@ -21,6 +21,12 @@
 
 namespace n3::num {
 
+// The numerics' version: bumped whenever any result of the core can change
+// (a rounding, an order of reduction, a polynomial), so that dumps and
+// reports made by different builds say whether they may be compared bit for
+// bit. `n3 --version` prints it beside a hash of these headers.
+constexpr int kNumericsVersion = 1;
+
 // Every NaN the core produces or passes on is this quiet NaN, so dumps of
 // different backends compare bit for bit (x86 and CUDA make different NaNs).
 constexpr uint32_t kNaNBits = 0x7fc00000u;

@@ -1,0 +1,147 @@
+#include "base/atomic_file.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "base/error.h"
+
+namespace n3 {
+namespace {
+
+// The live temporaries, for the signal handler. A handler may only call
+// async-signal-safe functions, so the list is a fixed array of C strings with
+// an atomic state per slot (0 free, 1 being filled, 2 live) rather than a
+// container. More temporaries than slots at once are still removed by their
+// destructors, just not on a signal.
+constexpr int kSlots = 64;
+char g_paths[kSlots][PATH_MAX];
+std::atomic<int> g_state[kSlots];
+std::once_flag g_handlers;
+
+void on_signal(int sig) {
+  for (int i = 0; i < kSlots; ++i)
+    if (g_state[i].load() == 2) ::unlink(g_paths[i]);
+  // Die of the signal as the process would have without us (exit status and
+  // the parent's view unchanged).
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_handlers() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    ::sigaction(sig, nullptr, &old);
+    if (old.sa_handler == SIG_IGN) continue;  // e.g. nohup: keep ignoring it
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+int register_temp(const std::string& tmp) {
+  std::call_once(g_handlers, install_handlers);
+  if (tmp.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    int expect = 0;
+    if (g_state[i].compare_exchange_strong(expect, 1)) {
+      std::memcpy(g_paths[i], tmp.c_str(), tmp.size() + 1);
+      g_state[i].store(2);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void unregister_temp(int slot) {
+  if (slot >= 0) g_state[slot].store(0);
+}
+
+std::string folder_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+}  // namespace
+
+void check_output_path(const std::string& path, const std::string& what) {
+  require(!path.empty(), what + ": empty output path");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw Error(what + " " + path + ": is a directory, not a file");
+  const std::string dir = folder_of(path);
+  if (::stat(dir.c_str(), &st) != 0)
+    throw Error(what + " " + path + ": folder " + dir + " does not exist (" + errno_text(errno) + ")");
+  require(S_ISDIR(st.st_mode), what + " " + path + ": " + dir + " is not a directory");
+  require(::access(dir.c_str(), W_OK) == 0, what + " " + path + ": folder " + dir + " is not writable");
+}
+
+AtomicFile::AtomicFile(const std::string& path) : path_(path) {
+  check_output_path(path, "output");
+  const size_t slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  // A hidden name in the same folder: rename(2) is atomic only within one
+  // file system, and a dot keeps the temporary out of `ls` and dump globs.
+  std::string tmpl = folder_of(path) + "/." + base + ".tmp.XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
+  if (fd_ < 0) throw Error(path + ": cannot create a temporary beside it (" + errno_text(errno) + ")");
+  tmp_ = buf.data();
+  // mkostemp creates 0600; outputs are ordinary files (0666 less the umask).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd_, 0666 & ~mask);
+  slot_ = register_temp(tmp_);
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!done_) ::unlink(tmp_.c_str());
+  unregister_temp(slot_);
+}
+
+void AtomicFile::pwrite(const void* data, size_t n, uint64_t offset) {
+  require(!done_, path_ + ": write after commit");
+  const char* c = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd_, c, n < (size_t(1) << 30) ? n : (size_t(1) << 30), static_cast<off_t>(offset));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw Error(path_ + ": write failed (" + (w < 0 ? errno_text(errno) : std::string("no progress")) + ")");
+    c += w;
+    offset += uint64_t(w);
+    n -= size_t(w);
+  }
+  if (offset > end_) end_ = offset;
+}
+
+void AtomicFile::write(const void* data, size_t n) { pwrite(data, n, end_); }
+
+void AtomicFile::truncate(uint64_t bytes) {
+  if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0)
+    throw Error(path_ + ": cannot size to " + std::to_string(bytes) + " bytes (" + errno_text(errno) + ")");
+}
+
+void AtomicFile::commit() {
+  require(!done_, path_ + ": committed twice");
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) throw Error(path_ + ": write failed on close (" + errno_text(errno) + ")");
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0)
+    throw Error(path_ + ": cannot rename " + tmp_ + " over it (" + errno_text(errno) + ")");
+  done_ = true;
+}
+
+}  // namespace n3

@@ -1,0 +1,260 @@
+// Issue 22's defects, one test each: sizes from files that overflow, a
+// program that loops forever, outputs two runs write at once or a signal
+// interrupts, partial output of a failed compile, outputs checked before the
+// compute, a directory where a file belongs, `n3 --version`
+// (docs/host_driver.md, "The command line"; docs/sim.md, "Step limit").
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/file_util.h"
+#include "tests/test_util.h"
+
+namespace n3 {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_n3;
+using test::RunResult;
+
+int lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
+
+// An .npy file with the given header dict (padded as numpy pads it) and body.
+void write_npy_header(const std::string& path, const std::string& dict, const std::string& body = "") {
+  std::string h = dict;
+  while ((10 + h.size() + 1) % 64) h += ' ';
+  h += '\n';
+  std::string f = std::string("\x93NUMPY\x01\x00", 8);
+  f += char(h.size() & 0xff);
+  f += char(h.size() >> 8);
+  std::ofstream(path, std::ios::binary) << f << h << body;
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A program that ends at once, for the --load cases.
+std::string halt_program(const std::string& dir) {
+  std::ofstream(dir + "/halt.s") << "    sys.halt\n";
+  EXPECT_EQ(run_n3("asm " + dir + "/halt.s -o " + dir + "/halt.n3p").status, 0);
+  return dir + "/halt.n3p";
+}
+
+// Shapes whose byte count overflows 64 bits used to wrap to a small number
+// that the truncation check passed: n3 diff crashed, --load loaded nothing.
+TEST(Hardening, NpyShapesThatOverflowAreRefused) {
+  const std::string dir = test::temp_dir("harden_npy");
+  const std::string prog = halt_program(dir);
+  for (const std::string& shape : {"(4611686018427387904,)", "(2147483648, 2147483648)", "(1, 4611686018427387904)"}) {
+    write_npy_header(dir + "/x.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }", "abcd");
+    const RunResult r = run_n3("sim --backend func --program " + prog + " --load ddr:0x100=" + dir + "/x.npy");
+    EXPECT_EQ(r.status, 2) << shape << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(dir + "/x.npy"), std::string::npos) << r.err;
+    const RunResult ids = run_n3("golden --model " + test::tiny_n3w() + " --ids " + dir + "/x.npy --dump " + dir + "/d");
+    EXPECT_EQ(ids.status, 2) << ids.err;
+    EXPECT_EQ(ids.err.find("max_size"), std::string::npos) << ids.err;
+    EXPECT_FALSE(fs::exists(dir + "/d"));
+  }
+  write_npy_header(dir + "/x.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648, 2147483648), }");
+  const RunResult r = run_n3("sim --backend func --program " + prog + " --load ddr:0x100=" + dir + "/x.npy");
+  EXPECT_NE(r.err.find("more than 2^64 bytes"), std::string::npos) << r.err;
+}
+
+TEST(Hardening, NpyHeaderWithoutItsBracesIsRefused) {
+  const std::string dir = test::temp_dir("harden_npy_brace");
+  write_npy_header(dir + "/x.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), ", std::string(8, '\0'));
+  const RunResult r = run_n3("golden --model " + test::tiny_n3w() + " --ids " + dir + "/x.npy --dump " + dir + "/d");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("malformed npy header"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/d"));
+}
+
+// `top: br.al target=top` ran ~5 minutes under the old 4e9 default.
+TEST(Hardening, RunawayProgramEndsWithinSecondsAndMaxStepsIsChecked) {
+  const std::string dir = test::temp_dir("harden_loop");
+  std::ofstream(dir + "/loop.s") << "top:\n    br.al target=top\n";
+  ASSERT_EQ(run_n3("asm " + dir + "/loop.s -o " + dir + "/loop.n3p").status, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunResult r = run_n3("sim --backend func --program " + dir + "/loop.n3p");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--max-steps"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("16777216"), std::string::npos) << "the default limit, 2^24: " << r.err;
+  std::printf("runaway program stopped after %.2f s (default --max-steps)\n", s);
+  const RunResult few = run_n3("sim --backend func --program " + dir + "/loop.n3p --max-steps 1000");
+  EXPECT_NE(few.err.find("fetched 1000 instructions"), std::string::npos) << few.err;
+  for (const std::string& bad : {"-1", "0", "1e9", "12abc", "99999999999999999999999", "1099511627777"}) {
+    const RunResult b = run_n3("sim --backend func --program " + dir + "/loop.n3p --max-steps " + bad);
+    EXPECT_EQ(b.status, 2) << bad << ": " << b.err;
+    EXPECT_NE(b.err.find("--max-steps"), std::string::npos) << b.err;
+    EXPECT_EQ(lines(b.err), 1) << b.err;
+  }
+}
+
+// Two runs to one -o used to share a fixed X.tmp: 8 of 12 trials corrupted the file.
+TEST(Hardening, ConcurrentSynthToOneOutputLeavesOneRunsWholeFile) {
+  const std::string dir = test::temp_dir("harden_synth");
+  const std::string model = test::source_dir() + "/configs/models/tiny.yaml";
+  ASSERT_EQ(run_n3("synth -q --model " + model + " --seed 3 -o " + dir + "/a.n3w").status, 0);
+  ASSERT_EQ(run_n3("synth -q --model " + model + " --seed 4 -o " + dir + "/b.n3w").status, 0);
+  const std::vector<uint8_t> a = read_file_bytes(dir + "/a.n3w"), b = read_file_bytes(dir + "/b.n3w");
+  ASSERT_NE(a, b);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::thread t1([&] { EXPECT_EQ(run_n3("synth -q --model " + model + " --seed 3 -o " + dir + "/x.n3w").status, 0); });
+    std::thread t2([&] { EXPECT_EQ(run_n3("synth -q --model " + model + " --seed 4 -o " + dir + "/x.n3w").status, 0); });
+    t1.join();
+    t2.join();
+    const std::vector<uint8_t> x = read_file_bytes(dir + "/x.n3w");
+    EXPECT_TRUE(x == a || x == b) << "trial " << trial << ": the output is neither run's file";
+  }
+  // Nothing but the outputs is left in the folder.
+  EXPECT_EQ(files_in(dir), (std::vector<std::string>{"a.n3w", "b.n3w", "x.n3w"}));
+}
+
+// A symlink at the old fixed temporary name made n3 overwrite its target.
+TEST(Hardening, SymlinkAtATemporaryNameIsNotFollowed) {
+  const std::string dir = test::temp_dir("harden_symlink");
+  std::ofstream(dir + "/victim") << "keep me";
+  fs::create_symlink(dir + "/victim", dir + "/m.n3w.tmp");
+  ASSERT_EQ(run_n3("synth -q --model " + test::source_dir() + "/configs/models/tiny.yaml --seed 1 -o " + dir + "/m.n3w")
+                .status,
+            0);
+  EXPECT_EQ(read_file_text(dir + "/victim"), "keep me");
+}
+
+// The temporary goes with an error, an exception and SIGTERM / SIGINT.
+TEST(Hardening, AtomicFileLeavesNothingOnErrorOrSignal) {
+  const std::string dir = test::temp_dir("harden_atomic");
+  {
+    AtomicFile f(dir + "/out.bin");
+    f.write("partial", 7);
+    EXPECT_EQ(files_in(dir).size(), 1u);  // the hidden temporary
+  }
+  EXPECT_TRUE(files_in(dir).empty()) << "destroyed before commit: no temporary, no output";
+  for (int sig : {SIGTERM, SIGINT}) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      AtomicFile f(dir + "/out.bin");
+      f.write("partial", 7);
+      ::kill(::getpid(), sig);
+      ::_exit(0);  // not reached: the handler re-raises the signal
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "the process dies of the signal as before";
+    EXPECT_TRUE(files_in(dir).empty()) << "signal " << sig << " left " << files_in(dir).size() << " files";
+  }
+  AtomicFile g(dir + "/out.bin");
+  g.write("whole", 5);
+  g.commit();
+  EXPECT_EQ(read_file_text(dir + "/out.bin"), "whole");
+  EXPECT_EQ(files_in(dir), (std::vector<std::string>{"out.bin"}));
+  EXPECT_THROW(AtomicFile(dir + "/no/such/folder/x"), Error);
+  EXPECT_THROW(AtomicFile{dir}, Error);
+}
+
+// A hardware file whose L2 breaks the descriptors' alignment used to leave memory_map.json.
+TEST(Hardening, FailedCompileLeavesNoOutput) {
+  const std::string hw = test::hw_variant("harden_l2", {{"memory.l2_bytes", "1835001"}});
+  const std::string out = test::temp_dir("harden_compile") + "/c";
+  const RunResult r = run_n3("compile --model " + test::source_dir() + "/configs/models/tiny.yaml --hw " + hw + " -o " + out);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_FALSE(fs::exists(out)) << "a failed compile left " << out;
+}
+
+// Output paths are checked before the compute, not after it.
+TEST(Hardening, UnwritableOutputsAreRefusedBeforeTheRun) {
+  const std::string dir = test::temp_dir("harden_outputs");
+  const std::string io = " --model " + test::tiny_n3w() + " --ids " + dir + "/ids.npy";
+  write_npy_header(dir + "/ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", std::string(8, '\1'));
+  const std::string missing = dir + "/no/such/folder/";
+  for (const std::string& args :
+       {"sim --backend func" + io + " --dump " + dir + "/d --stats " + missing + "s.json",
+        "sim --backend systemc" + io + " --timing-only --trace " + missing + "t.json",
+        "synth -q --model " + test::source_dir() + "/configs/models/tiny.yaml --seed 1 -o " + missing + "m.n3w",
+        "run --backend golden" + io + " --max-new 1 --out " + missing + "ids.npy",
+        "sim --backend func --program " + halt_program(dir) + " --mem-out " + dir}) {
+    const RunResult r = run_n3(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/d")) << args;
+  }
+  const RunResult r = run_n3("sim --backend func" + io + " --dump " + dir + "/d --stats " + missing + "s.json");
+  EXPECT_NE(r.err.find("--stats " + missing + "s.json: folder"), std::string::npos) << r.err;
+}
+
+// A directory where a file belongs said "out of memory".
+TEST(Hardening, DirectoryGivenForAFileIsNamed) {
+  const std::string dir = test::temp_dir("harden_dir");
+  for (const std::string& args : {"sim --backend func --program " + dir, "dis " + dir, "golden --model " + test::tiny_n3w() +
+                                                                                             " --ids " + dir + " --dump " +
+                                                                                             dir + "/d"}) {
+    const RunResult r = run_n3(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(dir + ": is a directory"), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(r.err.find("out of memory"), std::string::npos) << r.err;
+  }
+}
+
+// A prompt longer than max_position_embeddings (5 000 ids) ran for 50 s.
+TEST(Hardening, PromptPastMaxPositionsIsRefusedAtOnce) {
+  const std::string dir = test::temp_dir("harden_positions");
+  std::string body;
+  const int n = 5000;  // tiny.yaml: max_position_embeddings 4096
+  for (int i = 0; i < n; ++i) body.append(std::string("\x05\x00\x00\x00", 4));
+  write_npy_header(dir + "/ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (5000,), }", body);
+  for (const std::string& b : {"golden", "func"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const RunResult r = run_n3(std::string(b == "golden" ? "golden" : "sim --backend func") + " --model " +
+                               test::tiny_n3w() + " --ids " + dir + "/ids.npy --dump " + dir + "/d");
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("max_position_embeddings = 4096"), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/d"));
+    std::printf("%s: 5000-id prompt refused after %.2f s\n", b.c_str(), s);
+  }
+}
+
+// A million-digit immediate was echoed whole into the error line.
+TEST(Hardening, LongTokensAreClippedInAssemblerErrors) {
+  const std::string dir = test::temp_dir("harden_asm");
+  std::ofstream(dir + "/big.s") << "    br.al target=" << std::string(100000, '9') << "\n";
+  const RunResult r = run_n3("asm " + dir + "/big.s -o " + dir + "/big.n3p");
+  EXPECT_EQ(r.status, 2) << r.err.size();
+  EXPECT_LT(r.err.size(), 400u) << r.err.substr(0, 400);
+  EXPECT_NE(r.err.find("(100000 characters)"), std::string::npos) << r.err.substr(0, 400);
+  EXPECT_FALSE(fs::exists(dir + "/big.n3p"));
+}
+
+TEST(Hardening, VersionNamesCommitIsaNumericsAndBuild) {
+  const RunResult r = run_n3("--version");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("commit: +([0-9a-f]{12}(-dirty)?|unknown)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("isa: +[0-9]+\n"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("numerics: +[0-9]+ \\(headers [0-9a-f]{16}\\)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("build: +[A-Za-z]+"))) << r.out;
+  EXPECT_NE(r.out.find("rtl units:"), std::string::npos) << r.out;
+  EXPECT_EQ(run_n3("--version extra").status, 2);
+}
+
+}  // namespace
+}  // namespace n3
