@@ -20,6 +20,7 @@
 #include "host_driver/estimate_sim.h"
 #include "host_driver/estimate_sweep.h"
 #include "host_driver/estimate_target.h"
+#include "runtime/device_compiled.h"
 #include "sim/systemc/timing.h"
 
 namespace n3::cli {
@@ -54,7 +55,7 @@ int cmd_estimate(const Args& a) {
   int64_t prompt = 128, new_tokens = 128;
   int jobs = 0;
   std::vector<std::string> sets, sweeps, merge;
-  d.add_options()("model", po::value(&model), "model YAML (or config.json / checkpoint directory)")(
+  d.add_options()("model", po::value(&model), "model YAML, .n3w or checkpoint directory (only its shapes are read)")(
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file (clocks, memory, compute, timing)")(
       "context", po::value(&contexts)->default_value("1"), "tokens in the KV cache at a decode token, comma-separated")(
       "prompt", po::value(&prompt)->default_value(128), "prompt tokens prefilled (0: no prefill or request figures)")(
@@ -77,6 +78,7 @@ int cmd_estimate(const Args& a) {
                   "[--set key=value]... [--json] [--sweep key=v1,v2]... [--shard i/n] [--csv FILE] [--target-tok-s X] | "
                   "--merge A.csv ..."))
     return kExitOk;
+  check_output(csv, "--csv");
   // --target-tok-s answers from a whole sweep's CSV: checked here, before anything runs or is written.
   std::function<std::string(const std::string&)> answer;
   if (!target.empty() || !target_phase.empty()) {
@@ -114,7 +116,7 @@ int cmd_estimate(const Args& a) {
     return run_sweep(o);
   }
   require(shard.empty() && csv.empty() && plot.empty(), "--shard, --csv and --plot go with --sweep");
-  const ModelConfig c = load_model_config(model);
+  const ModelConfig c = load_model_shapes(model);  // a model YAML, an .n3w or a checkpoint: the shapes only
   const HwConfig p = timing::load_params(load_hw_config(hw, overrides));
   const Estimate e = run_estimate(c, p, req);
   if (vm["csv-row"].as<bool>()) {

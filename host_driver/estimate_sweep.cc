@@ -17,6 +17,7 @@
 #include "base/file_util.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
+#include "runtime/device_compiled.h"
 #include "sim/systemc/timing.h"
 
 extern char** environ;
@@ -135,7 +136,7 @@ int run_sweep(const SweepOptions& o) {
   size_t total = 1;
   for (const Axis& a : axes) total *= a.values.size();
   // Every point's hardware file through the one loader, before anything runs.
-  load_model_config(o.model);
+  load_model_shapes(o.model);
   std::vector<HwOverride> sets;
   for (const std::string& s : o.sets) sets.push_back(parse_hw_override(s, "--set"));
   std::vector<size_t> points;

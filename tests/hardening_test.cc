@@ -245,6 +245,16 @@ TEST(Hardening, LongTokensAreClippedInAssemblerErrors) {
   EXPECT_FALSE(fs::exists(dir + "/big.n3p"));
 }
 
+// `n3 estimate --model X.n3w` failed with a YAML parse error while every
+// other command takes an .n3w: the estimate reads the shapes from its header.
+TEST(Hardening, EstimateTakesAnN3wAsOtherCommandsDo) {
+  const RunResult yaml = run_n3("estimate --model " + test::source_dir() + "/configs/models/tiny.yaml");
+  const RunResult n3w = run_n3("estimate --model " + test::tiny_n3w());
+  ASSERT_EQ(yaml.status, 0) << yaml.err;
+  EXPECT_EQ(n3w.status, 0) << n3w.err;
+  EXPECT_EQ(n3w.out, yaml.out);
+}
+
 TEST(Hardening, VersionNamesCommitIsaNumericsAndBuild) {
   const RunResult r = run_n3("--version");
   EXPECT_EQ(r.status, 0) << r.err;

@@ -5,6 +5,8 @@
 // canonical YAML.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -202,13 +204,21 @@ TEST(N3w, WriterLeavesNoOutputWhenNotFinished) {
   const std::string dir = test::temp_dir("atomic");
   const std::string path = dir + "/w.n3w";
   write_bytes(path, "previous contents");
+  auto entries = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
   {
     N3wWriter w(path, load_model_config(tiny_yaml()), 0);
-    EXPECT_TRUE(fs::exists(path + ".tmp"));
+    const std::vector<std::string> during = entries();  // the output and its hidden temporary (base/atomic_file.h)
+    ASSERT_EQ(during.size(), 2u);
+    EXPECT_EQ(during[0].rfind(".w.n3w.tmp.", 0), 0u) << during[0];
     EXPECT_THROW(w.finish(), Error);  // nothing written yet
     EXPECT_THROW(w.append_f32(0, 1, nullptr), Error);  // tensor 0 is INT4
   }
-  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  EXPECT_EQ(entries(), std::vector<std::string>{"w.n3w"});
   EXPECT_EQ(read_bytes(path), "previous contents");
 }
 
