@@ -443,6 +443,12 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where, cons
       require(!f.origin->given, at + "'" + key + "' is given twice");
       f.origin->source = n["source"].as<std::string>();
       require(!f.origin->source.empty(), at + "'" + key + "' has an empty source");
+      // A quoted number ("1835008") is a string in YAML: refused for numeric
+      // keys, so a file means what its reader sees (enum names may be quoted).
+      const bool numeric = std::holds_alternative<double*>(f.value) || std::holds_alternative<int64_t*>(f.value) ||
+                           std::holds_alternative<int*>(f.value);
+      require(!numeric || n["value"].Tag() != "!",
+              at + "'" + key + "' must be a number, not a quoted string (is \"" + n["value"].as<std::string>() + "\")");
       const std::string bad = set_value(f.value, n["value"].as<std::string>(), def->rule);
       require(bad.empty(), at + "'" + key + "' " + bad);
       f.origin->given = true;

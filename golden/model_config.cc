@@ -60,7 +60,7 @@ int get_int(const YAML::Node& root, const std::string& key, const std::string& w
     require(!required, where + ": missing key '" + key + "'");
     return def;
   }
-  require(n.IsScalar(), where + ": key '" + key + "' must be an integer");
+  require(n.IsScalar() && n.Tag() != "!", where + ": key '" + key + "' must be an integer (not a quoted string)");
   double v = as<double>(n, key, where);
   require(std::floor(v) == v && std::fabs(v) < 2e9, where + ": key '" + key + "' must be an integer");
   return static_cast<int>(v);
@@ -73,7 +73,7 @@ double get_double(const YAML::Node& root, const std::string& key, const std::str
     require(!required, where + ": missing key '" + key + "'");
     return def;
   }
-  require(n.IsScalar(), where + ": key '" + key + "' must be a number");
+  require(n.IsScalar() && n.Tag() != "!", where + ": key '" + key + "' must be a number (not a quoted string)");
   return as<double>(n, key, where);
 }
 
@@ -96,11 +96,17 @@ ModelConfig parse_model_config(const std::string& text, const std::string& where
     require(root["text_config"].IsMap(), where + ": text_config must be a mapping");
     root = root["text_config"];
   }
-  if (strict)
+  {
+    // yaml-cpp keeps both of two equal keys and root[k] returns the first:
+    // refuse them, as the hardware file does, rather than pick one.
+    std::set<std::string> seen;
     for (const auto& kv : root) {
       std::string k = kv.first.as<std::string>();
-      require(kKnownKeys.count(k), where + ": unknown key '" + k + "'");
+      require(seen.insert(k).second, where + ":" + std::to_string(kv.first.Mark().line + 1) + ": key '" + k +
+                                         "' is given twice");
+      require(!strict || kKnownKeys.count(k), where + ": unknown key '" + k + "'");
     }
+  }
   if (root["model_type"]) {
     std::string mt = as<std::string>(root["model_type"], "model_type", where);
     require(mt == "gemma3n_text" || mt == "gemma3n",

@@ -255,6 +255,31 @@ TEST(Hardening, EstimateTakesAnN3wAsOtherCommandsDo) {
   EXPECT_EQ(n3w.out, yaml.out);
 }
 
+// A number written as a string was taken in hardware files; a model file's
+// repeated key silently kept its first value.
+TEST(Hardening, QuotedNumbersAndRepeatedModelKeysAreRefused) {
+  const std::string dir = test::temp_dir("harden_yaml");
+  std::string hw = read_file_text(test::source_dir() + "/configs/hw/kv260.yaml");
+  const size_t at = hw.find("l2_bytes: {value: ") + 18;
+  hw.insert(hw.find(',', at), "\"");
+  hw.insert(at, "\"");
+  std::ofstream(dir + "/hw.yaml") << hw;
+  const std::string tiny = test::source_dir() + "/configs/models/tiny.yaml";
+  RunResult r = run_n3("estimate --model " + tiny + " --hw " + dir + "/hw.yaml");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("'memory.l2_bytes' must be a number, not a quoted string"), std::string::npos) << r.err;
+  std::ofstream(dir + "/m.yaml") << read_file_text(tiny) << "hidden_size: 64\n";
+  for (const std::string& cmd : {"estimate --model " + dir + "/m.yaml", "compile --model " + dir + "/m.yaml -o " + dir + "/c",
+                                 "synth -q --model " + dir + "/m.yaml --seed 1 -o " + dir + "/m.n3w"}) {
+    r = run_n3(cmd);
+    EXPECT_EQ(r.status, 2) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find("key 'hidden_size' is given twice"), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/c"));
+  EXPECT_FALSE(fs::exists(dir + "/m.n3w"));
+}
+
 TEST(Hardening, VersionNamesCommitIsaNumericsAndBuild) {
   const RunResult r = run_n3("--version");
   EXPECT_EQ(r.status, 0) << r.err;
