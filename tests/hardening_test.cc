@@ -16,6 +16,8 @@
 #include <regex>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/file_util.h"
@@ -74,6 +76,33 @@ TEST(Hardening, NpyShapesThatOverflowAreRefused) {
   write_npy_header(dir + "/x.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648, 2147483648), }");
   const RunResult r = run_n3("sim --backend func --program " + prog + " --load ddr:0x100=" + dir + "/x.npy");
   EXPECT_NE(r.err.find("more than 2^64 bytes"), std::string::npos) << r.err;
+}
+
+// The crash itself: n3 diff of two dumps whose manifest and .npy agree on a
+// shape of 2^62 elements segfaulted (exit 139).
+TEST(Hardening, DiffOfOverflowingShapesIsRefused) {
+  const std::string dir = test::temp_dir("harden_diff");
+  write_npy_header(dir + "/ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }",
+                   std::string("\1\0\0\0\2\0\0\0\3\0\0\0", 12));
+  ASSERT_EQ(run_n3("golden --model " + test::tiny_n3w() + " --ids " + dir + "/ids.npy --dump " + dir + "/a").status, 0);
+  nlohmann::json m = nlohmann::json::parse(read_file_text(dir + "/a/manifest.json"));
+  const std::string file = m["tensors"][0]["file"];
+  for (const std::string& shape : {"(1, 4611686018427387904)", "(2147483648, 2147483648)"}) {
+    for (const char* side : {"b", "c"}) {
+      fs::remove_all(dir + "/" + side);
+      fs::copy(dir + "/a", dir + "/" + side);
+      nlohmann::json e = m;
+      e["tensors"][0]["shape"] = shape[1] == '1' ? nlohmann::json{1, int64_t(1) << 62}
+                                                  : nlohmann::json{int64_t(1) << 31, int64_t(1) << 31};
+      write_file_atomic(dir + "/" + side + "/manifest.json", e.dump(1));
+      write_npy_header(dir + "/" + side + "/" + file,
+                       "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }", std::string(64, '\0'));
+    }
+    const RunResult r = run_n3("diff " + dir + "/b " + dir + "/c");
+    EXPECT_EQ(r.status, 2) << shape << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
+  }
 }
 
 TEST(Hardening, NpyHeaderWithoutItsBracesIsRefused) {
