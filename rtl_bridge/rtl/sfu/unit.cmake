@@ -3,5 +3,5 @@
 # LANES elements a clock. LANES comes from the hardware file N3_RTL_HW
 # (compute.sfu_elems_per_clk, rtl_bridge/CMakeLists.txt).
 n3_rtl_unit(sfu TOP n3_sfu
-  SOURCES ../fp/n3_fp_pkg.sv n3_sfu_pkg.sv n3_sfu.sv
+  SOURCES ../fp/n3_fp_pkg.sv n3_sfu_pkg.sv n3_sfu_row_pkg.sv n3_sfu.sv
   PARAMS -GLANES=${N3_RTL_SFU_LANES})
