@@ -136,6 +136,7 @@ struct Harness : sc_core::sc_module {
       ++rep_.run;
       ++rep_.classes[fname];
       ++rep_.classes[fname + "." + v.cls];
+      if (rowop) rep_.classes[fname + ":elements"] += int64_t(v.row.size());
       uint32_t got = rowop ? 0 : out[j], want = 0;
       size_t el = 0;  // a row operator's first differing element
       if (rowop) {

@@ -33,7 +33,7 @@ extern const isa::CvoFunc kSfuFuncs[];
 extern const int kNumSfuFuncs;
 constexpr int64_t kSfuBlock = 4096;
 constexpr int kNumSfuRowOps = 6;  // the last of kSfuFuncs
-constexpr int64_t kSfuRowRatio = 8;
+constexpr int64_t kSfuRowRatio = 20;  // a row operator's row: about 30 elements, so 1.5 x the elements
 constexpr int64_t kSfuCycle = (27 - kNumSfuRowOps) * kSfuRowRatio + kNumSfuRowOps;
 // Index into kSfuFuncs of vector i's function.
 int sfu_func_index(int64_t i);

@@ -103,7 +103,8 @@ module n3_sfu
   func_t nef;         // the next pass's element program
   logic [31:0] n_in;  // elements in the beat
 
-  assign busy = v != '0 || rv != '0 || cnt != 5'd0 || (multi && (ph != PH_IN || pass != 2'd0 || rn != '0));
+  // (A row operator is idle between rows, and from the clock its last row is done.)
+  assign busy = v != '0 || rv != '0 || cnt != 5'd0 || (multi && !(ph == PH_IN && pass == 2'd0 && rn == '0) && !row_done);
   assign cmd_ready = !busy;
   assign cmd_fire = cmd_valid && cmd_ready;
   assign red = is_red(ef);
@@ -197,6 +198,7 @@ module n3_sfu
       for (int j = 0; j < 32; j++) acc[j] <= red_identity(pass_func(cmd_func, 2'd0, cmd_hasb));
     end else if (tail_done || row_done) begin  // a row operator's next pass
       for (int j = 0; j < 32; j++) acc[j] <= red_identity(nef);
+      rv <= '0;  // (the tree's result went to the scalar tail: rv[6] on would keep the unit busy)
     end else if (adv && red) begin
       rv[1] <= 1'b0;
       if (v[depth]) begin
