@@ -1,5 +1,6 @@
-// `n3 cosim --unit sfu`: the RTL SFU element pipeline against the numerics
-// core, bit for bit (rtl_bridge/sfu_vectors.h). The shard's vectors are run
+// `n3 cosim --unit sfu`: the RTL SFU (element pipeline and row operators)
+// against the numerics core, bit for bit (rtl_bridge/sfu_vectors.h); a row
+// operator's vector is a row, its results compared element by element. The shard's vectors are run
 // function by function; consecutive vectors of one function that share dst's
 // format, k and the stall setting (one block of kSfuBlock indices, or one
 // vector for the k functions) are one command and one stream, as one CVO
