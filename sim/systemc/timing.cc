@@ -44,16 +44,21 @@ int64_t insn_macs(const sim::Issued& in) {
 // Passes of the SFU pipeline over a row: a plain element-wise function is one
 // pass; a fused row operator re-reads its row for each reduction it needs
 // (timing.sfu_passes_*, docs/timing.md).
-int64_t sfu_work(const Params& p, const sim::Issued& in) {
+namespace {
+int64_t sfu_passes(const Params& p, isa::CvoFunc f) {
   using F = isa::CvoFunc;
-  int64_t passes = 1;
-  switch (static_cast<F>(in.sub->value)) {
-    case F::SOFTMAX: passes = p.timing.sfu_passes_softmax.value; break;
-    case F::RMSNORM: passes = p.timing.sfu_passes_rmsnorm.value; break;
-    case F::GTOPK: passes = p.timing.sfu_passes_gtopk.value; break;
-    case F::MAGMATCH: passes = p.timing.sfu_passes_magmatch.value; break;
-    default: break;
+  switch (f) {
+    case F::SOFTMAX: return p.timing.sfu_passes_softmax.value;
+    case F::RMSNORM: return p.timing.sfu_passes_rmsnorm.value;
+    case F::GTOPK: return p.timing.sfu_passes_gtopk.value;
+    case F::MAGMATCH: return p.timing.sfu_passes_magmatch.value;
+    default: return 1;
   }
+}
+}  // namespace
+
+int64_t sfu_work(const Params& p, const sim::Issued& in) {
+  const int64_t passes = sfu_passes(p, static_cast<isa::CvoFunc>(in.sub->value));
   const sim::View& a = in.op("a");
   const sim::View& y = in.op("dst");
   const int64_t n = std::max(a.present() ? a.numel() : 0, y.numel());
@@ -92,7 +97,7 @@ int64_t sfu_beats(const Params& p, const sim::Issued& in) {
   // one row at a time; ROPE's element index is its row's).
   if ((f == F::RSUM || f == F::RMAX || f == F::RSUMSQ || f == F::RMS || f == F::ROPE) && a.present())
     return a.rows * ((a.cols + lanes - 1) / lanes);
-  if (sfu_multipass(f) && a.present()) return sfu_work(p, in) / a.numel() * a.rows * ((a.cols + lanes - 1) / lanes);
+  if (sfu_multipass(f) && a.present()) return sfu_passes(p, f) * a.rows * ((a.cols + lanes - 1) / lanes);
   return (sfu_work(p, in) + lanes - 1) / lanes;
 }
 
