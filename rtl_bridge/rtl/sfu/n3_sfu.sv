@@ -51,11 +51,12 @@ module n3_sfu
                                // mult, SOFTCAP's cap, MAGMATCH's floor; ROPE: d/2 (an integer)
   input logic cmd_hasb,        // RMSNORM: b (the weight) streams in
   input logic [1:0] cmd_fmt,   // dst's format: results rounded into it
-  // elements in (f32 bits; b: the second operand of ADD .. MAC; c: MAC's dst)
+  // elements in (f32 bits; b: the second operand of ADD .. MAC, RMSNORM's weight, MAGMATCH's
+  // target, ROPE's pair element; c: MAC's dst, ROPE's angle)
   input logic in_valid,
   output logic in_ready,
   input logic [LANES-1:0] in_mask,
-  input logic in_last,  // reductions: the beat ends a row
+  input logic in_last,  // reductions, ROPE: the beat ends a row; multi-pass row operators: a pass over it
   input logic [LANES-1:0][31:0] in_a,
   input logic [LANES-1:0][31:0] in_b,
   input logic [LANES-1:0][31:0] in_c,
@@ -71,7 +72,7 @@ module n3_sfu
   logic hasb;
   logic [31:0] k;
   logic [1:0] fmt;
-  logic [4:0] depth;  // sfu_depth(func): the stage whose register is the output
+  logic [4:0] depth;  // depth_of(ef): the stage whose register is the output
   logic armed;        // a command has been taken
   logic [DMAX:1] v;   // stage s holds a beat
   logic [DMAX:1] vl;  // ... the last beat of a row (reductions)
