@@ -72,7 +72,13 @@ struct HwTiming {
   // timing::sfu_latency_cycles says which function is which class).
   HwValue<int64_t> sfu_command_cycles, sfu_latency_exp_cycles, sfu_latency_sqrt_cycles, sfu_latency_tanh_cycles,
       sfu_latency_gelu_cycles, sfu_latency_trig_cycles, sfu_latency_reduce_cycles, sfu_latency_rms_cycles,
-      sfu_latency_rowop_cycles;
+      sfu_latency_softcap_cycles, sfu_latency_rope_cycles;
+  // The row operators that re-read their rows (timing::sfu_cycles): per row,
+  // the clocks beyond its beats from its first beat in to its last result
+  // out; between rows, the clocks from one row's last result to the next's
+  // first beat.
+  HwValue<int64_t> sfu_latency_rmsnorm_cycles, sfu_latency_softmax_cycles, sfu_latency_gtopk_cycles,
+      sfu_latency_magmatch_cycles, sfu_row_gap_cycles;
 };
 
 // Energy of one operation or one byte moved (optional, all or none): what

@@ -73,8 +73,8 @@ CosimReport cosim_gemv(const CosimOptions& o, std::ostream& log);
 // The DMA engine (rtl/dma/) against the functional simulator's MEMCPY /
 // MEMSET (sim/exec_dma.cc), one instruction per vector.
 CosimReport cosim_dma(const CosimOptions& o, std::ostream& log);
-// The SFU's element pipeline (rtl/sfu/) against the numerics core, one
-// element per vector.
+// The SFU (rtl/sfu/) against the numerics core, one element per vector (a
+// row for the row reductions and row operators).
 CosimReport cosim_sfu(const CosimOptions& o, std::ostream& log);
 // The GEMV engine's floating-point and BFP leaves (rtl/fp/) against the
 // numerics core; `mismatches` counts leaf results that differ.

@@ -1,5 +1,6 @@
-// `n3 cosim --unit sfu`: the RTL SFU element pipeline against the numerics
-// core, bit for bit (rtl_bridge/sfu_vectors.h). The shard's vectors are run
+// `n3 cosim --unit sfu`: the RTL SFU (element pipeline and row operators)
+// against the numerics core, bit for bit (rtl_bridge/sfu_vectors.h); a row
+// operator's vector is a row, its results compared element by element. The shard's vectors are run
 // function by function; consecutive vectors of one function that share dst's
 // format, k and the stall setting (one block of kSfuBlock indices, or one
 // vector for the k functions) are one command and one stream, as one CVO
@@ -43,7 +44,12 @@ sim::Issued cvo_instruction(isa::CvoFunc f, size_t elements, const std::vector<i
   a.slot = y.slot = 1;
   a.rows = y.rows = 1;
   a.cols = y.cols = int64_t(elements);
-  if (!rows.empty()) {
+  if (!rows.empty() && sfu_is_rowop(f)) {
+    // A row operator: rows of one length (the multi-pass ones are timed a row at a time).
+    a.rows = y.rows = int64_t(rows.size());
+    a.cols = y.cols = rows.front();
+    for (int64_t n : rows) require(n == rows.front(), "cosim sfu: a row operator's stream of rows of several lengths");
+  } else if (!rows.empty()) {
     const int64_t lanes = N3_RTL_SFU_LANES;
     int64_t beats = 0;
     for (int64_t n : rows) beats += (n + lanes - 1) / lanes;
@@ -73,7 +79,7 @@ struct Harness : sc_core::sc_module {
         std::vector<SfuVector> group;
         std::vector<int64_t> group_idx;
         for (int64_t i : idx) {
-          if (i % kNumSfuFuncs != fi) continue;
+          if (sfu_func_index(i) != fi) continue;
           const SfuVector v = make_sfu_vector(o_.seed, i);
           if (!group.empty() && !same_command(group.back(), v, group_idx.back(), i)) {
             stream(group, group_idx);
@@ -93,16 +99,25 @@ struct Harness : sc_core::sc_module {
 
   static bool same_command(const SfuVector& a, const SfuVector& b, int64_t ia, int64_t ib) {
     // (RMS's k is 1/n of its row: a command per row length, here per vector.)
+    // (A row operator's k and weight are drawn per block; ROPE's k is d/2.)
     return ia / kSfuBlock == ib / kSfuBlock && a.fmt == b.fmt && a.stall == b.stall && !sfu_reads_k(a.func) &&
-           a.func != isa::CvoFunc::RMS;
+           a.func != isa::CvoFunc::RMS && a.k == b.k && a.hasb == b.hasb;
   }
 
   void stream(const std::vector<SfuVector>& g, const std::vector<int64_t>& gi) {
     const SfuVector& v0 = g.front();
     std::vector<SfuElem> in;
     std::vector<int64_t> rows;
+    const bool rowop = sfu_is_rowop(v0.func);
+    std::vector<size_t> at;  // a row operator's vector's first result
     for (const SfuVector& v : g) {
-      if (sfu_is_reduction(v.func)) {
+      if (rowop) {
+        at.push_back(in.size());
+        const std::vector<SfuElem> e = sfu_row_elems(v);
+        in.insert(in.end(), e.begin(), e.end());
+        // SOFTCAP is element-wise: its rows stream as one.
+        if (v.func != isa::CvoFunc::SOFTCAP) rows.push_back(static_cast<int64_t>(v.row.size()));
+      } else if (sfu_is_reduction(v.func)) {
         for (uint32_t x : v.row) in.push_back({x, 0, 0});
         rows.push_back(static_cast<int64_t>(v.row.size()));
       } else {
@@ -111,7 +126,7 @@ struct Harness : sc_core::sc_module {
     }
     rtl_.set_stalls(v0.stall ? 0.3 : 0.0, uint64_t(gi.front()) * 0x9e3779b97f4a7c15ull + o_.seed);
     std::vector<uint32_t> out;
-    const SfuRun run = rtl_.run(v0.func, v0.k, v0.fmt, in, out, rows);
+    const SfuRun run = rtl_.run(v0.func, v0.k, v0.fmt, in, out, rows, v0.hasb);
     static const std::string inject = [] {
       const char* e = std::getenv("N3_COSIM_SFU_INJECT");
       return std::string(e ? e : "");
@@ -122,10 +137,20 @@ struct Harness : sc_core::sc_module {
       ++rep_.run;
       ++rep_.classes[fname];
       ++rep_.classes[fname + "." + v.cls];
-      uint32_t got = out[j];
-      // The injected fault: the lowest bit of the named function's first result.
-      if (j == 0 && inject == fname) got ^= 1;
-      const uint32_t want = sfu_expected(v);
+      if (rowop) rep_.classes[fname + ":elements"] += int64_t(v.row.size());
+      uint32_t got = rowop ? 0 : out[j], want = 0;
+      size_t el = 0;  // a row operator's first differing element
+      if (rowop) {
+        const std::vector<uint32_t> w = sfu_expected_row(v);
+        if (j == 0 && inject == fname) out[at[j]] ^= 1;
+        while (el + 1 < w.size() && out[at[j] + el] == w[el]) ++el;
+        got = out[at[j] + el];
+        want = w[el];
+      } else {
+        // The injected fault: the lowest bit of the named function's first result.
+        if (j == 0 && inject == fname) got ^= 1;
+        want = sfu_expected(v);
+      }
       if (got == want) {
         ++rep_.classes[fname + ":pass"];
         continue;
@@ -144,10 +169,36 @@ struct Harness : sc_core::sc_module {
           char first[16];
           std::snprintf(first, sizeof first, "0x%08x", v.row.front());
           rep_.first_mismatch += " (a: a row of " + std::to_string(v.row.size()) + " elements, the first " + first + ")";
+          if (rowop) rep_.first_mismatch += ", element " + std::to_string(el) + " of the row";
         }
       }
     }
-    if (!v0.stall) {
+    if (!v0.stall && sfu_passes(v0.func) > 1) {
+      // A multi-pass row operator: its rows one after the other, each its
+      // passes' beats + a fixed number of clocks, a fixed gap between rows
+      // (the hardware file's sfu_row_gap_cycles): the per-row clocks beyond
+      // the beats must come out whole, and so the same for every row.
+      const int64_t rows_n = int64_t(rows.size()), gap = params_.timing.sfu_row_gap_cycles.value;
+      const int64_t beyond = run.cycles - run.beats - (rows_n - 1) * gap, lat = beyond / rows_n;
+      ++rep_.classes[fname + ":latency=" + std::to_string(lat)];
+      if (beyond != lat * rows_n) {
+        ++rep_.mismatches;
+        ++rep_.classes[fname + ":FAIL"];
+        if (rep_.first_mismatch_index < 0 || gi.front() < rep_.first_mismatch_index) {
+          rep_.first_mismatch_index = gi.front();
+          rep_.first_mismatch = "vector " + std::to_string(gi.front()) + ": " + fname + " stream of " +
+                                std::to_string(rows_n) + " rows took " + std::to_string(run.cycles) + " clocks, beats " +
+                                std::to_string(run.beats) + ": not a whole number of clocks a row beyond them";
+        }
+      }
+      // The model: each row as one instruction of that row, the gaps between.
+      double model = double(rows_n - 1) * double(gap);
+      for (int64_t n : rows)
+        model += timing::sfu_cycles(params_, cvo_instruction(v0.func, size_t(n), {n})) -
+                 double(params_.timing.sfu_command_cycles.value);
+      rep_.cycles[fname + " stream"].add(double(run.cycles), model);
+      rep_.cycles[fname + " latency"].add(double(lat), timing::sfu_latency_cycles(params_, v0.func));
+    } else if (!v0.stall) {
       // One element a clock a lane from the first in, each a fixed latency
       // later: a bubble or a stall of the unit's own is a mismatch.
       const int64_t want = run.beats + run.latency;

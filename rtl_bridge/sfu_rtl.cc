@@ -14,6 +14,7 @@
 #pragma GCC diagnostic pop
 
 #include "base/error.h"
+#include "rtl_bridge/sfu_vectors.h"
 
 namespace n3::rtl {
 
@@ -65,7 +66,8 @@ void check(bool ok, const std::string& why) {
 struct SfuRtl::Ports {
   using Mask = port_t<decltype(std::declval<Vn3_sfu&>().in_mask)>;
   using Data = port_t<decltype(std::declval<Vn3_sfu&>().in_a)>;
-  sc_core::sc_signal<bool> rst_n{"rst_n"}, cmd_valid{"cmd_valid"}, cmd_ready{"cmd_ready"}, in_valid{"in_valid"},
+  sc_core::sc_signal<bool> rst_n{"rst_n"}, cmd_valid{"cmd_valid"}, cmd_ready{"cmd_ready"}, cmd_hasb{"cmd_hasb"},
+      in_valid{"in_valid"},
       in_ready{"in_ready"}, in_last{"in_last"}, out_valid{"out_valid"}, out_ready{"out_ready"}, busy{"busy"};
   sc_core::sc_signal<uint32_t> cmd_func{"cmd_func"}, cmd_k{"cmd_k"}, cmd_fmt{"cmd_fmt"};
   sc_core::sc_signal<Mask> in_mask{"in_mask"}, out_mask{"out_mask"};
@@ -90,6 +92,7 @@ SfuRtl::SfuRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
   d.cmd_func(p.cmd_func);
   d.cmd_k(p.cmd_k);
   d.cmd_fmt(p.cmd_fmt);
+  d.cmd_hasb(p.cmd_hasb);
   d.in_valid(p.in_valid);
   d.in_ready(p.in_ready);
   d.in_mask(p.in_mask);
@@ -149,12 +152,13 @@ void SfuRtl::power_on_reset() {
 }
 
 SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<SfuElem>& in,
-                   std::vector<uint32_t>& out, const std::vector<int64_t>& rows) {
+                   std::vector<uint32_t>& out, const std::vector<int64_t>& rows, bool hasb) {
   // The beats: runs of up to kLanes elements, a row's first from a fresh beat.
   struct Beat {
     size_t at, n;
-    bool last;  // ends a row (reductions) / carries results (element-wise: every beat)
+    bool last;  // ends a row's pass (row functions) / carries results (element-wise: every beat)
   };
+  const int passes = sfu_passes(f);
   std::vector<Beat> beats;
   size_t results = in.size();
   if (rows.empty()) {
@@ -163,12 +167,13 @@ SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<S
     size_t at = 0;
     for (int64_t len : rows) {
       check(len >= 1, "a row of " + std::to_string(len) + " elements");
-      for (size_t j = 0; j < size_t(len); j += kLanes)
-        beats.push_back({at + j, std::min<size_t>(kLanes, size_t(len) - j), j + kLanes >= size_t(len)});
+      for (int p = 0; p < passes; ++p)
+        for (size_t j = 0; j < size_t(len); j += kLanes)
+          beats.push_back({at + j, std::min<size_t>(kLanes, size_t(len) - j), j + kLanes >= size_t(len)});
       at += size_t(len);
     }
     check(at == in.size(), "the rows do not cover the elements");
-    results = rows.size();
+    if (sfu_is_reduction(f)) results = rows.size();
   }
   out.assign(results, 0);
   while (!reset_done_) sc_core::wait(reset_done_event_);
@@ -200,7 +205,8 @@ SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<S
     }
     if (in_fire) {
       if (first_in < 0) first_in = m;
-      if (first_last_in < 0 && beats[next].last) first_last_in = m;
+      // (The beat whose results come first: a reduction's row's last, else the first.)
+      if (first_last_in < 0 && (beats[next].last || !sfu_is_reduction(f))) first_last_in = m;
       ++next;
       in_valid = false;
     }
@@ -221,6 +227,7 @@ SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<S
       p.cmd_func = static_cast<uint32_t>(f);
       p.cmd_k = k;
       p.cmd_fmt = static_cast<uint32_t>(fmt);
+      p.cmd_hasb = hasb;
       p.cmd_valid = true;
     }
     if (cmd_sent && !in_valid && next < beats.size() && !stall()) {

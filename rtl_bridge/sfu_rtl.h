@@ -1,4 +1,4 @@
-// The RTL SFU element pipeline (rtl_bridge/rtl/sfu/, docs/rtl.md "SFU element pipeline") as a
+// The RTL SFU (rtl_bridge/rtl/sfu/, docs/rtl.md "SFU element pipeline", "SFU row operators") as a
 // SystemC module: the Verilated model, its gated clock, and a driver that
 // streams one command's elements through it (`n3 cosim --unit sfu`, and
 // the bridge into the SystemC model, `--rtl sfu`: rtl_bridge/sfu_unit.h).
@@ -14,15 +14,12 @@
 #include "golden/hw_config.h"
 #include "golden/numerics/formats.h"
 #include "isa/isa.h"
+#include "rtl_bridge/sfu_vectors.h"
 #include "rtl_bridge/waveform.h"
 
 class Vn3_sfu;
 
 namespace n3::rtl {
-
-struct SfuElem {
-  uint32_t a = 0, b = 0, c = 0;  // f32 bits: a, b (binary functions), c (MAC's old dst value)
-};
 
 struct SfuRun {
   int64_t cycles = 0;   // clocks from the first element's transfer in to the last result's out, both counted
@@ -41,9 +38,13 @@ class SfuRtl : public sc_core::sc_module {
   // (the f32 bits of the value in dst's format), in order. A row reduction
   // (RSUM, RMAX, RSUMSQ, RMS) takes `rows`, the row lengths (summing to the
   // elements): each row from a fresh beat, in_last on its last; `out` gets
-  // one result per row.
+  // one result per row. ROPE takes rows the same way (its element's index in
+  // the row says which half of the pair it is), and RMSNORM, SOFTMAX, GTOPK
+  // and MAGMATCH too, streaming each row once per pass (sfu_passes: the
+  // unit re-reads the row as it would from L2), in_last on each pass's last
+  // beat; those give a result per element. `hasb`: RMSNORM's weight streams in b.
   SfuRun run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<SfuElem>& in, std::vector<uint32_t>& out,
-             const std::vector<int64_t>& rows = {});
+             const std::vector<int64_t>& rows = {}, bool hasb = false);
   // Random stalls (cosim): each clock in_valid (while no beat is offered)
   // and out_ready are held low with probability p. 0 (the default): never.
   void set_stalls(double p, uint64_t seed);

@@ -83,13 +83,21 @@ class RtlSfuUnit : public sc::SfuUnit {
     std::vector<int64_t> rows;
     operands(in, f, &elems, &rows);
     const sim::View& y = in.op("dst");
-    // The command's k: SCALE / ADDK / MAXK's constant; for RMS 1/n of a's
-    // rows (num::inv_count), which the control gives the unit with the command.
-    const uint32_t k = sfu_reads_k(f) ? bits_of(in.kf32()) : f == CvoFunc::RMS ? bits_of(num::inv_count(in.op("a").cols)) : 0u;
+    // The command's k: the instruction's (SCALE / ADDK / MAXK's constant,
+    // RMSNORM's eps, GTOPK's mult, SOFTCAP's cap, MAGMATCH's floor); for RMS
+    // 1/n of a's rows (num::inv_count) and for ROPE d/2, which the control
+    // gives the unit with the command from the shape.
+    const sim::View& a = in.op("a");
+    const uint32_t k = sfu_reads_k(f) || f == CvoFunc::RMSNORM || f == CvoFunc::GTOPK || f == CvoFunc::SOFTCAP ||
+                               f == CvoFunc::MAGMATCH
+                           ? bits_of(in.kf32())
+                       : f == CvoFunc::RMS  ? bits_of(num::inv_count(a.cols))
+                       : f == CvoFunc::ROPE ? static_cast<uint32_t>(a.cols / 2)
+                                            : 0u;
     c_.wait_until(now + setup);
     const double t0 = c_.now_ps();
     std::vector<uint32_t> out;
-    rtl_.run(f, k, y.fmt(), elems, out, rows);
+    rtl_.run(f, k, y.fmt(), elems, out, rows, f == CvoFunc::RMSNORM && in.op("b").present());
     rtl_.waveform().instruction_done();
     // The driver samples the unit at falling edges: the last result was
     // out at the rising edge half a clock before (as the GEMV bridge counts).
@@ -142,6 +150,32 @@ class RtlSfuUnit : public sc::SfuUnit {
     if (sfu_is_reduction(f)) {
       for (float x : xa) elems->push_back({bits_of(x), 0, 0});
       rows->assign(size_t(a.rows), a.cols);
+      return;
+    }
+    if (sfu_is_rowop(f)) {
+      // a's rows (the functional core has trapped on shapes exec_sfu refuses);
+      // b: RMSNORM's weight ([1, cols] or a's shape), MAGMATCH's target
+      // ([rows, 1] or [1, 1]), ROPE's angles [T, d/2] (a row of angles for
+      // each of its H = a.rows / T heads) with the pair's other element.
+      const std::vector<float> xb = load(b);
+      const int64_t half = a.cols / 2, heads = f == CvoFunc::ROPE ? a.rows / b.rows : 1;
+      elems->reserve(size_t(a.numel()));
+      for (int64_t r = 0; r < a.rows; ++r)
+        for (int64_t c = 0; c < a.cols; ++c) {
+          SfuElem e;
+          e.a = bits_of(xa[size_t(r * a.cols + c)]);
+          if (f == CvoFunc::ROPE) {
+            e.b = bits_of(xa[size_t(r * a.cols + (c + half) % a.cols)]);
+            e.c = bits_of(xb[size_t((r / heads) * b.cols + c % half)]);
+          } else if (f == CvoFunc::RMSNORM && b.present()) {
+            e.b = bits_of(xb[size_t((b.rows == 1 ? 0 : r) * b.cols + c)]);
+          } else if (f == CvoFunc::MAGMATCH) {
+            e.b = bits_of(xb[size_t(b.rows == 1 ? 0 : r)]);
+          }
+          elems->push_back(e);
+        }
+      // SOFTCAP is element-wise; the others stream rows.
+      if (f != CvoFunc::SOFTCAP) rows->assign(size_t(a.rows), a.cols);
       return;
     }
     const bool two = sfu_reads_b(f);

@@ -2,22 +2,24 @@
 // docs/rtl.md "The SFU bridge"). RtlSfuUnit takes the timing model's
 // SfuUnit's place: the same instruction queue, tokens and TLM sockets. Per
 // CVO whose function the RTL has (sfu_vectors.h's kSfuFuncs: the
-// element-wise functions, the row reductions RSUM, RMAX, RSUMSQ and RMS) it
+// element-wise functions, the row reductions RSUM, RMAX, RSUMSQ and RMS, and
+// the fused row operators: every CVO function) it
 //   - loads a, b and dst (MAC reads dst's old value) as they are before the
 //     functional core executes the instruction into a shadow memory, through
 //     the memories' debug transport;
 //   - streams the elements through the Verilated unit (rtl::SfuRtl), with
 //     a and b broadcast to dst's shape as the ISA defines (same shape,
-//     [1, cols], [rows, 1], [1, 1]); a reduction streams a's rows;
+//     [1, cols], [rows, 1], [1, 1]); a reduction streams a's rows, a row
+//     operator a's rows once per pass with its b (weight, target, ROPE's
+//     pair element and angle);
 //   - compares dst's bytes with the functional core's (the first difference
 //     stops the run: SfuMismatch names the instruction, the tensor and the
 //     element) and writes them back;
 //   - books the operands' memory traffic as SfuUnit::model does and records
 //     the RTL's clocks next to the model's (timing::sfu_cycles).
-// A CVO whose function the RTL does not have yet (the fused row operators)
-// runs on the timing model's SfuUnit path instead: its result is the
-// functional core's, unchecked, and it is counted per function
-// (sfu_model_only) so the summary says so.
+// A CVO whose function the RTL lacked would run on the timing model's
+// SfuUnit path instead: its result the functional core's, unchecked, counted
+// per function (sfu_model_only) so the summary says so. None does now.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -47,7 +49,7 @@ struct SfuInsnRecord {
 };
 
 // The records of every CVO the RTL unit of this process has run, and the
-// count per function of those it left to the model (the fused row operators).
+// count per function of those it left to the model (none since the row operators joined).
 std::vector<SfuInsnRecord>& sfu_rtl_records();
 std::map<std::string, int64_t>& sfu_model_only();
 

@@ -14,8 +14,15 @@ using F = isa::CvoFunc;
 
 const CvoFunc kSfuFuncs[] = {F::EXP,  F::SQRT, F::RSQRT, F::RECIP, F::TANH, F::GELU, F::SIN, F::COS, F::SCALE,
                              F::RELU, F::ADDK, F::MAXK,  F::ADD,   F::SUB,  F::MUL,  F::MAX, F::MAC,
-                             F::RSUM, F::RMAX, F::RSUMSQ, F::RMS};
+                             F::RSUM, F::RMAX, F::RSUMSQ, F::RMS,
+                             F::RMSNORM, F::SOFTMAX, F::ROPE, F::GTOPK, F::SOFTCAP, F::MAGMATCH};
 const int kNumSfuFuncs = sizeof(kSfuFuncs) / sizeof(kSfuFuncs[0]);
+static_assert(sizeof(kSfuFuncs) / sizeof(kSfuFuncs[0]) == 27, "kSfuCycle counts 27 functions");
+
+int sfu_func_index(int64_t i) {
+  const int64_t per = kNumSfuFuncs - kNumSfuRowOps, slot = i % kSfuCycle;
+  return slot < per * kSfuRowRatio ? int(slot % per) : int(per + slot - per * kSfuRowRatio);
+}
 
 std::string sfu_func_name(CvoFunc f) { return isa::enum_text(isa::EnumId::CvoFunc, uint64_t(f)); }
 bool sfu_reads_b(CvoFunc f) {
@@ -23,6 +30,12 @@ bool sfu_reads_b(CvoFunc f) {
 }
 bool sfu_reads_k(CvoFunc f) { return f == F::SCALE || f == F::ADDK || f == F::MAXK; }
 bool sfu_is_reduction(CvoFunc f) { return f == F::RSUM || f == F::RMAX || f == F::RSUMSQ || f == F::RMS; }
+bool sfu_is_rowop(CvoFunc f) {
+  return f == F::RMSNORM || f == F::SOFTMAX || f == F::ROPE || f == F::GTOPK || f == F::SOFTCAP || f == F::MAGMATCH;
+}
+int sfu_passes(CvoFunc f) {
+  return f == F::SOFTMAX || f == F::GTOPK ? 3 : f == F::RMSNORM || f == F::MAGMATCH ? 2 : 1;
+}
 
 namespace {
 
@@ -243,18 +256,80 @@ void row_input(int cls, Rng& r, std::vector<uint32_t>* row, const char** name) {
   }
 }
 
+// A row operator's rows: the reductions' classes, and small values (where
+// exp, tanh and the roots are far from their special cases).
+constexpr int kRowOpClasses = kRowClasses + 1;
+int64_t rowop_len(Rng& r) {
+  const double u = unif(r, 0, 1);
+  return u < 0.05 ? uni(r, 101, 300) : u < 0.3 ? uni(r, 17, 100) : uni(r, 1, 16);
+}
+void rowop_input(int cls, Rng& r, int64_t len, std::vector<uint32_t>* row, const char** name) {
+  if (cls < kRowClasses) {
+    row_input(cls, r, row, name);
+    row->resize(size_t(len));
+    std::vector<uint32_t> more;
+    for (size_t i = 0; i < row->size(); i += more.size()) {  // refill to len with the class's values
+      const char* n;
+      row_input(cls, r, &more, &n);
+      for (size_t j = 0; j < more.size() && i + j < row->size(); ++j) (*row)[i + j] = more[j];
+    }
+    return;
+  }
+  *name = "small";
+  row->resize(size_t(len));
+  for (uint32_t& x : *row) x = range(r, -8, 8);
+}
+// The command's k per block: a usual value, a random one, or a special one.
+uint32_t rowop_k(CvoFunc f, Rng& r) {
+  const double u = unif(r, 0, 1);
+  if (u < 0.08) return special(r);
+  switch (f) {
+    case F::RMSNORM: return u < 0.4 ? bits(1e-6f) : u < 0.6 ? 0u : logu(r, -40, 0, false);
+    case F::GTOPK: return u < 0.4 ? bits(1.6448536f) : range(r, -3, 3);
+    case F::SOFTCAP: return u < 0.3 ? bits(30.0f) : u < 0.5 ? bits(50.0f) : logu(r, -10, 10);
+    default: return u < 0.4 ? bits(1e-12f) : u < 0.6 ? 0u : logu(r, -60, 10, false);  // MAGMATCH's floor
+  }
+}
+// An angle: small, near a multiple of pi/2, anywhere, huge, special.
+uint32_t angle(Rng& r) {
+  const double u = unif(r, 0, 1);
+  return u < 0.4 ? range(r, -10, 10) : u < 0.6 ? near_pio2(r) : u < 0.8 ? logu(r, -40, 30) : u < 0.95 ? logu(r, 20, 127) : special(r);
+}
+
 }  // namespace
 
 SfuVector make_sfu_vector(uint64_t seed, int64_t index) {
   SfuVector v;
-  v.func = kSfuFuncs[index % kNumSfuFuncs];
+  v.func = kSfuFuncs[sfu_func_index(index)];
   // Per block: dst's format (f32 half the time) and the stalls (a quarter).
   Rng blk = keyed_rng(seed, 0x5f0c1a55ull, index / kSfuBlock);
   const int64_t fmt = uni(blk, 0, 3);
   v.fmt = fmt == 1 ? num::Fmt::BF16 : fmt == 2 ? num::Fmt::F16 : num::Fmt::F32;
   v.stall = chance(blk, 0.25);
   Rng r = keyed_rng(seed, 0, index);
-  if (sfu_is_reduction(v.func)) {
+  if (sfu_is_rowop(v.func)) {
+    // Per block: k (ROPE: d/2, per row), RMSNORM's weight or none.
+    Rng kb = keyed_rng(seed, 0x6b0c1a55ull + uint64_t(v.func), index / kSfuBlock);
+    v.k = rowop_k(v.func, kb);
+    v.hasb = v.func == F::RMSNORM && chance(kb, 0.75);
+    int64_t len = rowop_len(r);
+    if (v.func == F::ROPE) {  // a block's rows are one command: one head_dim, even
+      len = rowop_len(kb);
+      len += len % 2;
+    }
+    rowop_input(static_cast<int>(uni(r, 0, kRowOpClasses - 1)), r, len, &v.row, &v.cls);
+    if (v.hasb) {
+      Rng wr = keyed_rng(seed, 0x77ull, index / kSfuBlock);  // one weight row a block: its first len elements
+      v.rowb.resize(size_t(len));
+      for (uint32_t& w : v.rowb) w = chance(wr, 0.05) ? special(wr) : range(wr, -2, 2);
+    } else if (v.func == F::MAGMATCH) {
+      v.rowb = {chance(r, 0.1) ? special(r) : logu(r, -10, 10)};
+    } else if (v.func == F::ROPE) {
+      v.rowb.resize(size_t(len / 2));
+      for (uint32_t& a : v.rowb) a = angle(r);
+      v.k = static_cast<uint32_t>(len / 2);  // the command's k: d/2 (the control's, from the shape)
+    }
+  } else if (sfu_is_reduction(v.func)) {
     row_input(static_cast<int>(uni(r, 0, kRowClasses - 1)), r, &v.row, &v.cls);
     // RMS's command carries 1/n of its rows (num::inv_count), as the bridge sets it.
     if (v.func == F::RMS) v.k = bits(num::inv_count(static_cast<int64_t>(v.row.size())));
@@ -276,11 +351,13 @@ std::vector<std::string> sfu_class_names(CvoFunc f) {
   uint32_t a, b;
   const char* n = "";
   std::vector<uint32_t> row;
-  const int classes = sfu_is_reduction(f)                  ? kRowClasses
+  const int classes = sfu_is_rowop(f)                      ? kRowOpClasses
+                      : sfu_is_reduction(f)                ? kRowClasses
                       : sfu_reads_b(f) || sfu_reads_k(f) ? kPairClasses
                                                          : unary_classes(f);
   for (int c = 0; c < classes; ++c) {
-    if (sfu_is_reduction(f)) row_input(c, r, &row, &n);
+    if (sfu_is_rowop(f)) rowop_input(c, r, 1, &row, &n);
+    else if (sfu_is_reduction(f)) row_input(c, r, &row, &n);
     else if (sfu_reads_b(f) || sfu_reads_k(f)) pair_input(f, c, r, &a, &b, &n);
     else unary_input(f, c, r, &n);
     names.push_back(n);
@@ -326,6 +403,43 @@ uint32_t sfu_expected(const SfuVector& v) {
     default: y = num::nan_f(); break;
   }
   return bits(num::round_to(v.fmt, y));
+}
+
+std::vector<uint32_t> sfu_expected_row(const SfuVector& v) {
+  std::vector<float> x(v.row.size()), b(v.rowb.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = num::u2f(v.row[i]);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = num::u2f(v.rowb[i]);
+  const int64_t n = static_cast<int64_t>(x.size());
+  const float k = num::u2f(v.k);
+  switch (v.func) {  // as sim/exec_sfu.cc calls them on one row
+    case F::RMSNORM: num::rmsnorm(x.data(), v.hasb ? b.data() : nullptr, n, k, x.data(), v.fmt); break;
+    case F::SOFTMAX: num::softmax(x.data(), n, v.fmt); break;
+    case F::GTOPK: num::gaussian_topk(x.data(), n, k, v.fmt); break;
+    case F::SOFTCAP: num::softcap(x.data(), n, k, v.fmt); break;
+    case F::MAGMATCH: num::match_magnitude(x.data(), n, b[0], k, v.fmt); break;
+    case F::ROPE: num::rope(x.data(), 1, n, 1, b.data(), v.fmt); break;
+    default: for (float& y : x) y = num::nan_f(); break;
+  }
+  std::vector<uint32_t> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = bits(x[i]);
+  return y;
+}
+
+std::vector<SfuElem> sfu_row_elems(const SfuVector& v) {
+  std::vector<SfuElem> e(v.row.size());
+  const size_t n = v.row.size(), half = n / 2;
+  for (size_t i = 0; i < n; ++i) {
+    e[i].a = v.row[i];
+    if (v.func == F::ROPE) {
+      e[i].b = v.row[(i + half) % n];
+      e[i].c = v.rowb[i % half];
+    } else if (v.hasb) {
+      e[i].b = v.rowb[i];
+    } else if (v.func == F::MAGMATCH) {
+      e[i].b = v.rowb[0];
+    }
+  }
+  return e;
 }
 
 }  // namespace n3::rtl

@@ -1,7 +1,9 @@
 // The RTL SFU element pipeline (rtl_bridge/rtl/sfu/) against the numerics
-// core, through `n3 cosim --unit sfu` (docs/rtl.md, "SFU element pipeline"): 10 000 random
+// core, through `n3 cosim --unit sfu` (docs/rtl.md, "SFU element pipeline", "SFU row operators"): 10 000 random
 // and adversarial vectors per function (an element; a row for the row
-// reductions RSUM, RMAX, RSUMSQ) match bit for bit, every class is
+// reductions RSUM, RMAX, RSUMSQ; for the fused row operators RMSNORM,
+// SOFTMAX, ROPE, GTOPK, SOFTCAP, MAGMATCH a row each 20th as often, at least
+// as many elements in all) match bit for bit, every class is
 // drawn, each function streams one element a clock at its fixed latency,
 // shards merge to the unsplit run, the waveform is written, a fault injected
 // into any function's result is caught and named, and bad options are
@@ -65,17 +67,28 @@ Summary parse(const std::string& out) {
 const std::map<std::string, int> kLatency = {
     {"exp", 12}, {"sqrt", 7}, {"rsqrt", 7}, {"recip", 2}, {"tanh", 18}, {"gelu", 23}, {"sin", 13}, {"cos", 13},
     {"scale", 2}, {"relu", 2}, {"addk", 2}, {"maxk", 2}, {"add", 2},   {"sub", 2},    {"mul", 2},  {"max", 2},
-    {"mac", 2}, {"rsum", 8}, {"rmax", 8}, {"rsumsq", 8}, {"rms", 14}};
+    {"mac", 2}, {"rsum", 8}, {"rmax", 8}, {"rsumsq", 8}, {"rms", 14},
+    // The row operators: SOFTCAP's and ROPE's pipeline depth; the
+    // multi-pass ones' clocks a row beyond its beats (passes, scalar tails).
+    {"rmsnorm", 17}, {"softmax", 41}, {"rope", 14}, {"gtopk", 26}, {"softcap", 20}, {"magmatch", 18}};
 
-// Every function ran `per` vectors, all passed, every class was drawn.
+// Vectors of a run with `per` vectors of each element-wise function.
+int64_t vectors_for(int64_t per) { return per / rtl::kSfuRowRatio * rtl::kSfuCycle; }
+
+// Every function ran `per` vectors (a row operator per / kSfuRowRatio rows
+// of at least `per` elements in all), all passed, every class was drawn.
 void expect_coverage(const Summary& s, int64_t per) {
   ASSERT_EQ(kLatency.size(), size_t(rtl::kNumSfuFuncs));
   for (int i = 0; i < rtl::kNumSfuFuncs; ++i) {
     const isa::CvoFunc f = rtl::kSfuFuncs[i];
     const std::string n = rtl::sfu_func_name(f);
     auto count = [&](const std::string& k) { return s.classes.count(k) ? s.classes.at(k) : 0; };
-    EXPECT_EQ(count(n), per) << n;
-    EXPECT_EQ(count(n + ":pass"), per) << n;
+    const int64_t want = rtl::sfu_is_rowop(f) ? per / rtl::kSfuRowRatio : per;
+    EXPECT_EQ(count(n), want) << n;
+    EXPECT_EQ(count(n + ":pass"), want) << n;
+    if (rtl::sfu_is_rowop(f)) {
+      EXPECT_GE(count(n + ":elements"), per) << n;
+    }
     EXPECT_EQ(count(n + ":FAIL"), 0) << n;
     for (const std::string& c : rtl::sfu_class_names(f)) EXPECT_GT(count(n + "." + c), 0) << n << "." << c;
   }
@@ -84,13 +97,12 @@ void expect_coverage(const Summary& s, int64_t per) {
 TEST(RtlSfu, TenThousandVectorsPerFunctionBitExact) {
   const int64_t per = 10000;
   const auto t0 = std::chrono::steady_clock::now();
-  const test::RunResult r =
-      test::run_n3("cosim --unit sfu --vectors " + std::to_string(per * rtl::kNumSfuFuncs) + " --seed 1");
+  const test::RunResult r = test::run_n3("cosim --unit sfu --vectors " + std::to_string(vectors_for(per)) + " --seed 1");
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%lld SFU vectors in %.1f s\n", static_cast<long long>(per * rtl::kNumSfuFuncs), wall);
+  std::printf("%lld SFU vectors in %.1f s\n", static_cast<long long>(vectors_for(per)), wall);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   const Summary s = parse(r.out);
-  EXPECT_EQ(s.run, per * rtl::kNumSfuFuncs);
+  EXPECT_EQ(s.run, vectors_for(per));
   EXPECT_EQ(s.mismatches, 0) << s.first_mismatch;
   expect_coverage(s, per);
   // Each function: one latency on every stall-free stream (the cosim also
@@ -115,13 +127,17 @@ TEST(RtlSfu, TenThousandVectorsPerFunctionBitExact) {
 }
 
 TEST(RtlSfu, InjectedMismatchIsCaughtAndNamed) {
-  for (const char* f : {"exp", "gelu", "cos", "rsqrt", "mac", "maxk", "rsumsq"}) {
+  const int64_t n = rtl::kSfuCycle + 100;  // every function, the row operators' first rows
+  for (const char* f : {"exp", "gelu", "cos", "rsqrt", "mac", "maxk", "rsumsq", "rmsnorm", "softmax", "rope", "gtopk",
+                        "softcap", "magmatch"}) {
     test::ScopedEnv env("N3_COSIM_SFU_INJECT", f);
-    const test::RunResult r = test::run_n3("cosim --unit sfu --vectors 400 --seed 4");
+    const test::RunResult r = test::run_n3("cosim --unit sfu --vectors " + std::to_string(n) + " --seed 4");
     EXPECT_EQ(r.status, 1) << f << "\n" << r.out << r.err;
     const Summary s = parse(r.out);
     // k functions stream one vector a command: each stream's first result is flipped.
-    if (std::string(f) == "maxk") EXPECT_EQ(s.mismatches, 400 / rtl::kNumSfuFuncs) << r.out;
+    int64_t maxk = 0;
+    for (int64_t i = 0; i < n; ++i) maxk += rtl::kSfuFuncs[rtl::sfu_func_index(i)] == isa::CvoFunc::MAXK;
+    if (std::string(f) == "maxk") EXPECT_EQ(s.mismatches, maxk) << r.out;
     else EXPECT_EQ(s.mismatches, 1) << r.out;
     EXPECT_NE(s.first_mismatch.find(std::string(": ") + f + " (class "), std::string::npos) << s.first_mismatch;
     EXPECT_NE(s.first_mismatch.find(" rtl 0x"), std::string::npos) << s.first_mismatch;
@@ -187,8 +203,9 @@ TEST(RtlSfu, WaveformOpens) {
 }
 
 TEST(RtlSfu, MillionVectors) {
-  if (!test::opt_in("N3_RTL_LARGE")) GTEST_SKIP() << "set N3_RTL_LARGE=1 to run 1 000 000 vectors per SFU function";
-  const int64_t per = 1000000, total = per * rtl::kNumSfuFuncs;
+  if (!test::opt_in("N3_RTL_LARGE"))
+    GTEST_SKIP() << "set N3_RTL_LARGE=1 to run 1 000 000 vectors per SFU function (row operators: 50 000 rows)";
+  const int64_t per = 1000000, total = vectors_for(per);
   const std::string dir = test::temp_dir("rtl_sfu_million");
   const auto t0 = std::chrono::steady_clock::now();
   std::string cmd;

@@ -1,9 +1,9 @@
 // `n3 sim --backend systemc --rtl sfu` (docs/rtl.md "The SFU bridge"): the
-// Verilated SFU in the SystemC model's SFU place. Every CVO whose function
-// the RTL has is run on it, compared bit for bit with the functional core
-// and held to the model's cycles (timing::sfu_cycles, calibrated from the
-// RTL); the rest (the fused row operators) are counted per function as not
-// on the RTL.
+// Verilated SFU in the SystemC model's SFU place. Every CVO (the
+// element-wise functions, the row reductions and the fused row operators)
+// runs on it, compared bit for bit with the functional core and held to the
+// model's cycles (timing::sfu_cycles, calibrated from the RTL); a function
+// the RTL lacked would be counted per function as not on the RTL.
 #if defined(N3_HAVE_RTL_SFU) && defined(N3_HAVE_RTL_DMA) && defined(N3_HAVE_RTL_GEMV)
 #include <gtest/gtest.h>
 
@@ -80,8 +80,11 @@ TEST(RtlSimSfu, TinyPromptAndDecodeWithEveryEngineOnTheRtlMatchGoldenAndTheModel
   const long long cvo = stats.at("counts").at("instructions").at("SFU").get<long long>();
   const long long on = sfu_on_rtl(s.err), off = sfu_not_on_rtl(s.err);
   EXPECT_GT(on, 0) << s.err;
-  EXPECT_EQ(on + off, cvo) << s.err;
-  for (const char* f : {"add ", "mac ", "gelu ", "tanh ", "scale ", "rms "})
+  EXPECT_EQ(off, 0) << s.err;
+  EXPECT_EQ(on, cvo) << s.err;
+  EXPECT_EQ(s.err.find("NOT on the RTL"), std::string::npos) << s.err;
+  for (const char* f : {"add ", "mac ", "gelu ", "tanh ", "scale ", "rms ", "rmsnorm ", "softmax ", "rope ", "gtopk ",
+                        "softcap ", "magmatch "})
     EXPECT_TRUE(std::regex_search(s.err, std::regex(std::string("rtl sfu: [0-9]+ instructions on the RTL.*[:,] ") + f +
                                                     "[0-9]+")))
         << f << "\n" << s.err;
@@ -116,10 +119,13 @@ std::string random_floats(size_t n, uint32_t seed) {
 }
 
 // A program of element-wise functions (a and b broadcast as rows, columns
-// and scalars, dst in f32 and bf16), the row reductions and RMS, and two fused row
-// operators: the memory with the RTL SFU is the functional core's, every
-// instruction on the RTL is exact against the model, the row operators are
-// counted per function, and `--vcd` writes the SFU's waveform.
+// and scalars, dst in f32 and bf16), the row reductions and RMS, and every
+// fused row operator (RMSNORM with a weight row, a weight of a's shape and
+// none; MAGMATCH with a target a row and one for all; ROPE with 4 heads a
+// token): the memory with the RTL SFU is the functional core's, every
+// instruction on the RTL is exact against the model (none slower: an
+// instruction's command waits for no leftover of the one before), and
+// `--vcd` writes the SFU's waveform.
 TEST(RtlSimSfu, ProgramOfEveryKindGivesTheFunctionalCoresMemory) {
   const std::string dir = temp_dir("rtl_sim_sfu_prog");
   const std::string prog = R"(
@@ -135,6 +141,7 @@ TEST(RtlSimSfu, ProgramOfEveryKindGivesTheFunctionalCoresMemory) {
 .desc r3 dtype=f32 space=l2 base=0x5200 rows=8 cols=1 row_stride=4
 .desc n dtype=f32 space=l2 base=0x6000 rows=8 cols=100 row_stride=400
 .desc r4 dtype=bf16 space=l2 base=0x5300 rows=8 cols=1 row_stride=2
+.desc ang dtype=f32 space=l2 base=0x1300 rows=2 cols=50 row_stride=200
     cvo.exp dst=yb a=x
     cvo.gelu dst=y a=x
     cvo.sin dst=z a=x
@@ -150,29 +157,41 @@ TEST(RtlSimSfu, ProgramOfEveryKindGivesTheFunctionalCoresMemory) {
     cvo.rms dst=r4 a=x
     cvo.rmsnorm dst=n a=x b=row k=eps
     cvo.softmax dst=z a=x
+    cvo.softmax dst=yb a=x
+    cvo.rmsnorm dst=yb a=x k=eps
+    cvo.rmsnorm dst=z a=x b=y k=eps
+    cvo.rope dst=n a=x b=ang
+    cvo.gtopk dst=y a=x k=mult
+    cvo.softcap dst=yb a=x k=cap
+    cvo.magmatch dst=z a=x b=col k=floor
+    cvo.magmatch dst=n a=x b=one k=floor
     sys.halt
 .const half f32 0.5
 .const eps f32 1e-06
+.const mult f32 1.6448536
+.const cap f32 30.0
+.const floor f32 1e-05
 )";
   write_file_atomic(dir + "/p.s", prog);
   ASSERT_EQ(run_n3("asm " + dir + "/p.s -o " + dir + "/p.n3p").status, 0);
-  write_file_atomic(dir + "/x.bin", random_floats(0x1250 / 4, 99));
+  write_file_atomic(dir + "/x.bin", random_floats(0x1400 / 4, 99));
   const std::string run = "sim --program " + dir + "/p.n3p --load l2:0=" + dir + "/x.bin";
   RunResult f = run_n3(run + " --backend func --mem-out " + dir + "/func.img");
   ASSERT_EQ(f.status, 0) << f.err;
   RunResult s = run_n3(run + " --backend systemc --rtl sfu --vcd " + dir + "/w.fst --mem-out " + dir + "/sfu.img");
   ASSERT_EQ(s.status, 0) << s.err;
   EXPECT_EQ(read_file_bytes(dir + "/sfu.img"), read_file_bytes(dir + "/func.img"));
-  EXPECT_EQ(sfu_on_rtl(s.err), 13) << s.err;
-  EXPECT_NE(s.err.find(": add 1, exp 1, gelu 1, mac 1, mul 1, rmax 1, rms 1, rsqrt 1, rsum 1, rsumsq 1, scale 1, sin 1, sub 1\n"),
+  EXPECT_EQ(sfu_on_rtl(s.err), 23) << s.err;
+  EXPECT_NE(s.err.find(": add 1, exp 1, gelu 1, gtopk 1, mac 1, magmatch 2, mul 1, rmax 1, rms 1, rmsnorm 3, rope 1, "
+                       "rsqrt 1, rsum 1, rsumsq 1, scale 1, sin 1, softcap 1, softmax 2, sub 1\n"),
             std::string::npos)
       << s.err;
-  EXPECT_EQ(sfu_not_on_rtl(s.err), 2) << s.err;
-  EXPECT_NE(s.err.find("NOT on the RTL (functions it lacks; timed by the model, results the functional core's, "
-                       "unchecked): rmsnorm 1, softmax 1"),
-            std::string::npos)
+  EXPECT_EQ(sfu_not_on_rtl(s.err), 0) << s.err;
+  expect_sfu_within(s.err, 23);
+  EXPECT_EQ(match_ll(s.err, "RTL slower than the model on ([0-9]+)"), 0) << s.err;
+  EXPECT_EQ(match_ll(s.err, "rtl sfu: RTL ([0-9]+) cycles, model ([0-9]+) cycles"),
+            match_ll(s.err, "rtl sfu: RTL ([0-9]+) cycles, model ([0-9]+) cycles", 2))
       << s.err;
-  expect_sfu_within(s.err, 13);
   const FstFile w = read_fst(dir + "/w.fst");
   ASSERT_TRUE(w.opened) << "GTKWave's reader cannot open it";
   EXPECT_GT(w.end_time, 0u);
@@ -185,16 +204,21 @@ TEST(RtlSimSfu, ProgramOfEveryKindGivesTheFunctionalCoresMemory) {
 TEST(RtlSimSfu, AMismatchStopsTheRunNamingInstructionTensorAndElement) {
   const std::string dir = temp_dir("rtl_sim_sfu_inject");
   const std::string io = tiny_io(dir, 3, 1);
-  setenv("N3_RTL_SFU_INJECT", "3", 1);  // flip a bit of the 4th RTL CVO's first dst byte
-  RunResult s = run_n3("sim --backend systemc --rtl sfu" + io + " --dump " + dir + "/out");
-  unsetenv("N3_RTL_SFU_INJECT");
-  EXPECT_EQ(s.status, 1) << s.err;
-  EXPECT_TRUE(std::regex_search(s.err, std::regex("n3 sim: rtl sfu: instruction [0-9]+ \\(cvo\\.[a-z]+, dynamic "
-                                                  "#[0-9]+\\), dst '[^']+' \\[[0-9]+,[0-9]+\\] [a-z0-9]+, element "
-                                                  "\\[0, 0\\] \\(byte 0 of the row\\): rtl 0x[0-9a-f]{2}, "
-                                                  "functional 0x[0-9a-f]{2}\n")))
-      << s.err;
-  EXPECT_FALSE(file_exists(dir + "/out")) << "no partial output";
+  // Flip a bit of the first dst byte of the 3rd RTL CVO (the first RMSNORM,
+  // a row operator) and of the 4th (a SCALE).
+  for (const auto& [k, fn] : {std::pair<const char*, const char*>{"2", "rmsnorm"}, {"3", "scale"}}) {
+    setenv("N3_RTL_SFU_INJECT", k, 1);
+    RunResult s = run_n3("sim --backend systemc --rtl sfu" + io + " --dump " + dir + "/out");
+    unsetenv("N3_RTL_SFU_INJECT");
+    EXPECT_EQ(s.status, 1) << s.err;
+    EXPECT_TRUE(std::regex_search(s.err, std::regex(std::string("n3 sim: rtl sfu: instruction [0-9]+ \\(cvo\\.") + fn +
+                                                    ", dynamic "
+                                                    "#[0-9]+\\), dst '[^']+' \\[[0-9]+,[0-9]+\\] [a-z0-9]+, element "
+                                                    "\\[0, 0\\] \\(byte 0 of the row\\): rtl 0x[0-9a-f]{2}, "
+                                                    "functional 0x[0-9a-f]{2}\n")))
+        << k << " " << fn << "\n" << s.err;
+    EXPECT_FALSE(file_exists(dir + "/out")) << "no partial output";
+  }
   RunResult ok = run_n3("sim --backend systemc --rtl sfu" + io + " --dump " + dir + "/out");
   EXPECT_EQ(ok.status, 0) << ok.err;
 }

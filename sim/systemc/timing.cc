@@ -44,16 +44,21 @@ int64_t insn_macs(const sim::Issued& in) {
 // Passes of the SFU pipeline over a row: a plain element-wise function is one
 // pass; a fused row operator re-reads its row for each reduction it needs
 // (timing.sfu_passes_*, docs/timing.md).
-int64_t sfu_work(const Params& p, const sim::Issued& in) {
+namespace {
+int64_t sfu_passes(const Params& p, isa::CvoFunc f) {
   using F = isa::CvoFunc;
-  int64_t passes = 1;
-  switch (static_cast<F>(in.sub->value)) {
-    case F::SOFTMAX: passes = p.timing.sfu_passes_softmax.value; break;
-    case F::RMSNORM: passes = p.timing.sfu_passes_rmsnorm.value; break;
-    case F::GTOPK: passes = p.timing.sfu_passes_gtopk.value; break;
-    case F::MAGMATCH: passes = p.timing.sfu_passes_magmatch.value; break;
-    default: break;
+  switch (f) {
+    case F::SOFTMAX: return p.timing.sfu_passes_softmax.value;
+    case F::RMSNORM: return p.timing.sfu_passes_rmsnorm.value;
+    case F::GTOPK: return p.timing.sfu_passes_gtopk.value;
+    case F::MAGMATCH: return p.timing.sfu_passes_magmatch.value;
+    default: return 1;
   }
+}
+}  // namespace
+
+int64_t sfu_work(const Params& p, const sim::Issued& in) {
+  const int64_t passes = sfu_passes(p, static_cast<isa::CvoFunc>(in.sub->value));
   const sim::View& a = in.op("a");
   const sim::View& y = in.op("dst");
   const int64_t n = std::max(a.present() ? a.numel() : 0, y.numel());
@@ -71,8 +76,13 @@ double sfu_latency_cycles(const Params& p, isa::CvoFunc f) {
     case F::SIN: case F::COS: return double(t.sfu_latency_trig_cycles.value);
     case F::RSUM: case F::RMAX: case F::RSUMSQ: return double(t.sfu_latency_reduce_cycles.value);
     case F::RMS: return double(t.sfu_latency_rms_cycles.value);
-    case F::RMSNORM: case F::SOFTMAX: case F::ROPE: case F::GTOPK: case F::SOFTCAP: case F::MAGMATCH:
-      return double(t.sfu_latency_rowop_cycles.value);
+    case F::SOFTCAP: return double(t.sfu_latency_softcap_cycles.value);
+    case F::ROPE: return double(t.sfu_latency_rope_cycles.value);
+    // The multi-pass row operators: per row, beyond its beats.
+    case F::RMSNORM: return double(t.sfu_latency_rmsnorm_cycles.value);
+    case F::SOFTMAX: return double(t.sfu_latency_softmax_cycles.value);
+    case F::GTOPK: return double(t.sfu_latency_gtopk_cycles.value);
+    case F::MAGMATCH: return double(t.sfu_latency_magmatch_cycles.value);
     default: return double(t.sfu_latency_cycles.value);  // one step of f32 arithmetic, then the rounding
   }
 }
@@ -82,15 +92,30 @@ int64_t sfu_beats(const Params& p, const sim::Issued& in) {
   const int64_t lanes = p.compute.sfu_elems_per_clk.value;
   const F f = static_cast<F>(in.sub->value);
   const sim::View& a = in.op("a");
-  // A row reduction starts each row at a fresh beat (the RTL's accumulator
-  // lanes take one row at a time).
-  if ((f == F::RSUM || f == F::RMAX || f == F::RSUMSQ || f == F::RMS) && a.present()) return a.rows * ((a.cols + lanes - 1) / lanes);
+  // A row reduction, ROPE and the multi-pass row operators start each row
+  // (each pass over it) at a fresh beat (the RTL's accumulator lanes take
+  // one row at a time; ROPE's element index is its row's).
+  if ((f == F::RSUM || f == F::RMAX || f == F::RSUMSQ || f == F::RMS || f == F::ROPE) && a.present())
+    return a.rows * ((a.cols + lanes - 1) / lanes);
+  if (sfu_multipass(f) && a.present()) return sfu_passes(p, f) * a.rows * ((a.cols + lanes - 1) / lanes);
   return (sfu_work(p, in) + lanes - 1) / lanes;
 }
 
+bool sfu_multipass(isa::CvoFunc f) {
+  using F = isa::CvoFunc;
+  return f == F::RMSNORM || f == F::SOFTMAX || f == F::GTOPK || f == F::MAGMATCH;
+}
+
 double sfu_cycles(const Params& p, const sim::Issued& in) {
-  return double(p.timing.sfu_command_cycles.value) + double(sfu_beats(p, in)) +
-         sfu_latency_cycles(p, static_cast<isa::CvoFunc>(in.sub->value));
+  const auto f = static_cast<isa::CvoFunc>(in.sub->value);
+  const double head = double(p.timing.sfu_command_cycles.value) + double(sfu_beats(p, in));
+  const sim::View& a = in.op("a");
+  // The multi-pass row operators: the row's clocks beyond its beats each
+  // row, the gap between rows (the RTL: each row's passes and scalar tails
+  // one after the other, docs/rtl.md "SFU row operators").
+  if (sfu_multipass(f) && a.present() && a.rows > 0)
+    return head + double(a.rows) * sfu_latency_cycles(p, f) + double(a.rows - 1) * double(p.timing.sfu_row_gap_cycles.value);
+  return head + sfu_latency_cycles(p, f);
 }
 
 namespace {

@@ -35,11 +35,16 @@ int64_t sfu_work(const Params& p, const sim::Issued& in);
 // The SFU's pipeline depth for function f (timing.sfu_latency_*_cycles,
 // measured from the RTL SFU where it has the function: docs/rtl.md).
 double sfu_latency_cycles(const Params& p, isa::CvoFunc f);
+// RMSNORM, SOFTMAX, GTOPK, MAGMATCH: the row operators that re-read their rows.
+bool sfu_multipass(isa::CvoFunc f);
 // The SFU's input beats for one CVO: ceil(sfu_work / sfu_elems_per_clk); a
-// row reduction starts every row at a fresh beat: rows x ceil(cols / lanes).
+// row reduction and ROPE start every row at a fresh beat: rows x ceil(cols /
+// lanes); a multi-pass row operator every pass over a row: passes x that.
 int64_t sfu_beats(const Params& p, const sim::Issued& in);
 // The SFU's clocks for one CVO after its setup (SfuUnit::model's compute
-// term): sfu_command_cycles + sfu_beats + sfu_latency_cycles(f), the RTL's
+// term): sfu_command_cycles + sfu_beats + sfu_latency_cycles(f) (a
+// multi-pass row operator: + rows x its latency + (rows - 1) x
+// sfu_row_gap_cycles), the RTL's
 // command transfer to its last result on `--rtl sfu` (docs/rtl.md, "The
 // SFU bridge").
 double sfu_cycles(const Params& p, const sim::Issued& in);

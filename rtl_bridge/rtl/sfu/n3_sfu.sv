@@ -24,9 +24,20 @@
 // sets to 1/n of the instruction's rows (num::inv_count: one n per CVO),
 // then SQRT's program (n3_sfu_pkg::sqrt_step 0..5), one step a stage, then
 // the rounding: 6 clocks more than the other reductions.
+//
+// The fused row operators (n3_sfu_row_pkg, docs/rtl.md "SFU row operators"):
+// SOFTCAP and ROPE are element programs (ROPE streams rows, in_last on each
+// row's last beat: the element's index in its row says which half of the
+// pair it is, k holding d/2). RMSNORM, SOFTMAX, GTOPK and MAGMATCH re-read
+// each row once a pass (row_passes): the row's beats stream in again each
+// pass, in_last on the pass's last beat. A reduction pass runs its element
+// program into the reduction tail; the tree's result goes to the scalar
+// tail (tail_len clocks, in_ready low) instead of out; the last pass streams
+// the row's results out; the next row's first pass starts when they are out.
 module n3_sfu
   import n3_fp_pkg::*;
   import n3_sfu_pkg::*;
+  import n3_sfu_row_pkg::*;
 #(
   parameter int LANES = 1  // elements per clock (compute.sfu_elems_per_clk)
 ) (
@@ -35,14 +46,17 @@ module n3_sfu
   // command: taken when the pipeline is empty
   input logic cmd_valid,
   output logic cmd_ready,
-  input logic [5:0] cmd_func,  // n3_isa_pkg::cvo_func_e (element-wise ones, RSUM, RMAX, RSUMSQ, RMS)
-  input logic [31:0] cmd_k,    // SCALE / ADDK / MAXK's constant (f32 bits)
+  input logic [5:0] cmd_func,  // n3_isa_pkg::cvo_func_e (every CVO function)
+  input logic [31:0] cmd_k,    // the constant (f32 bits): SCALE / ADDK / MAXK's, RMS's 1/n, RMSNORM's eps, GTOPK's
+                               // mult, SOFTCAP's cap, MAGMATCH's floor; ROPE: d/2 (an integer)
+  input logic cmd_hasb,        // RMSNORM: b (the weight) streams in
   input logic [1:0] cmd_fmt,   // dst's format: results rounded into it
-  // elements in (f32 bits; b: the second operand of ADD .. MAC; c: MAC's dst)
+  // elements in (f32 bits; b: the second operand of ADD .. MAC, RMSNORM's weight, MAGMATCH's
+  // target, ROPE's pair element; c: MAC's dst, ROPE's angle)
   input logic in_valid,
   output logic in_ready,
   input logic [LANES-1:0] in_mask,
-  input logic in_last,  // reductions: the beat ends a row
+  input logic in_last,  // reductions, ROPE: the beat ends a row; multi-pass row operators: a pass over it
   input logic [LANES-1:0][31:0] in_a,
   input logic [LANES-1:0][31:0] in_b,
   input logic [LANES-1:0][31:0] in_c,
@@ -53,10 +67,12 @@ module n3_sfu
   output logic [LANES-1:0][31:0] out_y,
   output logic busy
 );
-  func_t func;
+  func_t func;        // the command's function
+  func_t ef;          // the element program of the pass under way (pass_func)
+  logic hasb;
   logic [31:0] k;
   logic [1:0] fmt;
-  logic [4:0] depth;  // sfu_depth(func): the stage whose register is the output
+  logic [4:0] depth;  // depth_of(ef): the stage whose register is the output
   logic armed;        // a command has been taken
   logic [DMAX:1] v;   // stage s holds a beat
   logic [DMAX:1] vl;  // ... the last beat of a row (reductions)
@@ -74,33 +90,98 @@ module n3_sfu
   logic [31:0] rres;
   logic adv, in_fire, cmd_fire;
   logic kfunc;        // the function's second operand is k
+  // The row operators' sequencer: the pass, its phase (PH_IN: the pass's
+  // beats; PH_WAIT: its last results; PH_TAIL: the scalar tail), the tail's
+  // step, the row's elements (pass 0) and the scalars.
+  localparam logic [1:0] PH_IN = 2'd0, PH_WAIT = 2'd1, PH_TAIL = 2'd2;
+  logic multi;        // func re-reads its rows
+  logic [1:0] pass, ph;
+  logic [3:0] ts;
+  logic [31:0] rn, rcnt;  // the row's elements (pass 0); ROPE: the beat's index in its row
+  logic [31:0] red_res;   // the reduction pass's result
+  row_sc_t sc;
+  logic tail_done, row_done, red_done;
+  func_t nef;         // the next pass's element program
+  logic [31:0] n_in;  // elements in the beat
 
-  assign busy = v != '0 || rv != '0 || cnt != 5'd0;
+  // (A row operator is idle between rows, and from the clock its last row is done.)
+  assign busy = v != '0 || rv != '0 || cnt != 5'd0 || (multi && !(ph == PH_IN && pass == 2'd0 && rn == '0) && !row_done);
   assign cmd_ready = !busy;
   assign cmd_fire = cmd_valid && cmd_ready;
-  assign red = is_reduce(func);
-  assign rms = func == F_RMS;
-  assign out_valid = red ? (rms ? rv[12] : rv[6]) : v[depth];
+  assign red = is_red(ef);
+  assign rms = ef == F_RMS;
+  assign multi = is_multipass(func);
+  // A row operator's reduction passes give no results out.
+  assign out_valid = multi ? !red && v[depth] : red ? (rms ? rv[12] : rv[6]) : v[depth];
   assign adv = !out_valid || out_ready;
-  assign in_ready = armed && adv && !cmd_valid;
+  assign in_ready = armed && adv && !cmd_valid && (!multi || ph == PH_IN);
   assign in_fire = in_valid && in_ready;
-  assign kfunc = func == F_SCALE || func == F_ADDK || func == F_MAXK;
+  assign kfunc = ef == F_SCALE || ef == F_ADDK || ef == F_MAXK || ef == E_SCAP;
+  // A reduction pass's result is in the tree's last stage (rv[5]); the last
+  // pass is done when its results are out (the pipeline is empty).
+  assign red_done = multi && ph == PH_WAIT && red && rv[5];
+  assign row_done = multi && ph == PH_WAIT && !red && v == '0;
+  assign tail_done = multi && ph == PH_TAIL && ts == tail_len(func, pass) - 4'd1;
+  assign nef = pass_func(func, row_done ? 2'd0 : pass + 2'd1, hasb);
+  always_comb begin
+    n_in = '0;
+    for (int l = 0; l < LANES; l++) n_in = n_in + 32'(in_mask[l]);
+  end
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       v <= '0;
       armed <= 1'b0;
       func <= '0;
+      ef <= '0;
+      hasb <= 1'b0;
       k <= '0;
       fmt <= '0;
       depth <= 5'd2;
+      pass <= 2'd0;
+      ph <= PH_IN;
+      rn <= '0;
+      rcnt <= '0;
     end else begin
       if (cmd_fire) begin
         func <= cmd_func;
+        ef <= pass_func(cmd_func, 2'd0, cmd_hasb);
+        hasb <= cmd_hasb;
         k <= cmd_k;
         fmt <= cmd_fmt;
-        depth <= sfu_depth(cmd_func);
+        depth <= depth_of(pass_func(cmd_func, 2'd0, cmd_hasb));
         armed <= 1'b1;
+        pass <= 2'd0;
+        ph <= PH_IN;
+        rn <= '0;
+        rcnt <= '0;
+        // SOFTCAP's 1/cap, once a command (the first beat follows a clock later).
+        if (cmd_func == F_SOFTCAP) sc.sa <= fdiv(ONE, cmd_k);
+      end else begin
+        if (in_fire) rcnt <= in_last ? '0 : rcnt + n_in;
+        // The row operators' passes.
+        if (multi) begin
+          if (in_fire && pass == 2'd0) rn <= rn + n_in;
+          if (in_fire && in_last) ph <= PH_WAIT;
+          if (red_done) begin
+            ph <= PH_TAIL;
+            ts <= 4'd0;
+            red_res <= tr[5][0];
+          end
+          if (ph == PH_TAIL) begin
+            row_sc_t o;
+            tail_step(func, pass, ts, red_res, rn, k, sc, o);
+            sc <= o;
+            ts <= ts + 4'd1;
+          end
+          if (tail_done || row_done) begin
+            ph <= PH_IN;
+            pass <= row_done ? 2'd0 : pass + 2'd1;
+            ef <= nef;
+            depth <= depth_of(nef);
+            if (row_done) rn <= '0;
+          end
+        end
       end
       // Stages past the function's depth stay empty: its output is stage depth.
       if (adv) begin
@@ -115,7 +196,10 @@ module n3_sfu
     if (!rst_n || cmd_fire) begin
       rv <= '0;
       cnt <= 5'd0;
-      for (int j = 0; j < 32; j++) acc[j] <= red_identity(cmd_func);
+      for (int j = 0; j < 32; j++) acc[j] <= red_identity(pass_func(cmd_func, 2'd0, cmd_hasb));
+    end else if (tail_done || row_done) begin  // a row operator's next pass
+      for (int j = 0; j < 32; j++) acc[j] <= red_identity(nef);
+      rv <= '0;  // (the tree's result went to the scalar tail: rv[6] on would keep the unit busy)
     end else if (adv && red) begin
       rv[1] <= 1'b0;
       if (v[depth]) begin
@@ -125,13 +209,13 @@ module n3_sfu
         c = cnt;
         for (int l = 0; l < LANES; l++)
           if (eon[l]) begin
-            a[c] = red_op(func, a[c], ey[l]);
+            a[c] = red_op(ef, a[c], ey[l]);
             c = c + 5'd1;
           end
         if (vl[depth]) begin  // the row's end: tree level 1, fresh lanes
-          for (int j = 0; j < 16; j++) tr[1][j] <= red_op(func, a[j], a[j + 16]);
+          for (int j = 0; j < 16; j++) tr[1][j] <= red_op(ef, a[j], a[j + 16]);
           rv[1] <= 1'b1;
-          for (int j = 0; j < 32; j++) acc[j] <= red_identity(func);
+          for (int j = 0; j < 32; j++) acc[j] <= red_identity(ef);
           cnt <= 5'd0;
         end else begin
           acc <= a;
@@ -141,7 +225,7 @@ module n3_sfu
       for (int lv = 1; lv < 5; lv++) begin
         rv[lv + 1] <= rv[lv];
         if (rv[lv])
-          for (int j = 0; j < (16 >> lv); j++) tr[lv + 1][j] <= red_op(func, tr[lv][j], tr[lv][j + (16 >> lv)]);
+          for (int j = 0; j < (16 >> lv); j++) tr[lv + 1][j] <= red_op(ef, tr[lv][j], tr[lv][j + (16 >> lv)]);
       end
       rv[6] <= rv[5];
       if (rv[5] && !rms) rres <= fp_round_fmt(tr[5][0], fmt);  // canonical NaN, then dst's format
@@ -170,30 +254,71 @@ module n3_sfu
   for (genvar l = 0; l < LANES; l++) begin : lane
     sfu_st_t st[DMAX+1];  // st[s]: the lane's element in stage s (s >= 1)
     sfu_st_t e;           // the element coming in
+    // ROPE's cosine chain beside st (its sine's): the angle's COS program.
+    sfu_st_t cs[ROPE_TRIG+1];
+    logic rope;
+    assign rope = ef == E_ROPE;
     always_comb begin
       e = '0;
       e.on = in_mask[l];
       e.x = in_a[l];
-      e.b = kfunc ? k : in_b[l];
-      e.c = in_c[l];
+      e.b = kfunc ? k : ef == E_SMXP ? sc.sb : in_b[l];
+      e.c = uses_scalar(ef) ? sc.sa : in_c[l];
+      if (rope) begin  // the angle, the element, its pair; n[0]: the pair's first half
+        e.x = in_c[l];
+        e.b = in_a[l];
+        e.c = in_b[l];
+        e.n = {15'd0, rcnt + 32'(l) < k};
+      end
     end
     // Stage 1 applies step 0 to the element coming in, stage s + 1 step s to
     // stage s's element; each only to an element it holds.
     always_ff @(posedge clk)
       if (adv && in_fire) begin
         sfu_st_t o;
-        if (e.on) sfu_step(func, 0, depth, fmt, e, o);
+        // (sfu_step directly for the element-wise functions: one call less a stage.)
+        if (e.on && ef < E_NORM) sfu_step(ef, 0, depth, fmt, e, o);
+        else if (e.on) row_step(ef, 0, depth, fmt, e, o);
         else o = e;
         st[1] <= o;
+        if (rope) begin
+          if (e.on) trig_step(0, 1'b1, e, o);
+          cs[1] <= o;
+        end
       end
     for (genvar s = 1; s < DMAX; s++) begin : stage
-      always_ff @(posedge clk)
-        if (adv && v[s] && s < int'(depth)) begin
-          sfu_st_t o;
-          if (st[s].on) sfu_step(func, s, depth, fmt, st[s], o);
-          else o = st[s];
-          st[s + 1] <= o;
-        end
+      if (s == ROPE_TRIG) begin : rot
+        always_ff @(posedge clk)
+          if (adv && v[s] && s < int'(depth)) begin
+            sfu_st_t o;
+            if (st[s].on && ef < E_NORM) sfu_step(ef, s, depth, fmt, st[s], o);
+            else if (st[s].on) row_step(ef, s, depth, fmt, st[s], o);
+            else o = st[s];
+            // ROPE's rotation: y = x cos -+ x' sin, the pair's first half subtracting.
+            if (rope && st[s].on)
+              o.y = st[s].n[0] ? fp_sub(fmul(st[s].b, cs[ROPE_TRIG].y), fmul(st[s].c, st[s].y))
+                               : fadd(fmul(st[s].b, cs[ROPE_TRIG].y), fmul(st[s].c, st[s].y));
+            st[s + 1] <= o;
+          end
+      end else begin : step
+        always_ff @(posedge clk)
+          if (adv && v[s] && s < int'(depth)) begin
+            sfu_st_t o;
+            if (st[s].on && ef < E_NORM) sfu_step(ef, s, depth, fmt, st[s], o);
+            else if (st[s].on) row_step(ef, s, depth, fmt, st[s], o);
+            else o = st[s];
+            st[s + 1] <= o;
+          end
+      end
+      if (s < ROPE_TRIG) begin : cos_stage
+        always_ff @(posedge clk)
+          if (adv && v[s] && rope) begin
+            sfu_st_t o;
+            o = cs[s];
+            if (cs[s].on && !cs[s].fin) trig_step(s, 1'b1, cs[s], o);
+            cs[s + 1] <= o;
+          end
+      end
     end
     assign ey[l] = st[depth].y;
     assign eon[l] = st[depth].on;

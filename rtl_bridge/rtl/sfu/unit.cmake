@@ -1,7 +1,9 @@
-# The SFU's element pipeline (docs/rtl.md, "SFU element pipeline"): the element-wise CVO
+# The SFU (docs/rtl.md, "SFU element pipeline", "SFU row operators"): the element-wise CVO
 # functions as step programs (n3_sfu_pkg.sv) over n3_fp_pkg's f32 functions,
+# the fused row operators' passes, element programs and scalar tails
+# (n3_sfu_row_pkg.sv),
 # LANES elements a clock. LANES comes from the hardware file N3_RTL_HW
 # (compute.sfu_elems_per_clk, rtl_bridge/CMakeLists.txt).
 n3_rtl_unit(sfu TOP n3_sfu
-  SOURCES ../fp/n3_fp_pkg.sv n3_sfu_pkg.sv n3_sfu.sv
+  SOURCES ../fp/n3_fp_pkg.sv n3_sfu_pkg.sv n3_sfu_row_pkg.sv n3_sfu.sv
   PARAMS -GLANES=${N3_RTL_SFU_LANES})
