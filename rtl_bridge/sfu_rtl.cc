@@ -141,11 +141,12 @@ void SfuRtl::power_on_reset() {
   clock_on_ = true;
   clock_go_.notify(sc_core::SC_ZERO_TIME);
   p.rst_n = false;
-  for (int i = 0; i < 4; ++i) {  // low for three clocks, released for one
-    if (i == 3) p.rst_n = true;
-    sc_core::wait(clk_.negedge_event());
-    ++total_cycles_;
-  }
+  // Low for one clock: the unit's reset is synchronous and one edge clears
+  // every valid bit; released at that clock's falling edge, so a program
+  // whose first instruction is a CVO (sfu_setup_cycles 1) does not wait.
+  sc_core::wait(clk_.negedge_event());
+  ++total_cycles_;
+  p.rst_n = true;
   clock_on_ = false;
   reset_done_ = true;
   reset_done_event_.notify();
