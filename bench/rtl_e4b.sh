@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # E4B's shapes with the RTL units in the SystemC model (issue 20's E4B
 # figure; docs/rtl.md, "E4B with the RTL units"): synthetic E4B weights, a
-# one-token prompt and one decode step with the given RTL units, the same run
+# two-token prompt and one decode step with the given RTL units, the same run
 # on the timing model alone, the dumps compared bit for bit, and the two
 # runs' cycles side by side per program, per layer and per operator
 # (tools/rtl_vs_model.py), with the wall time and RTL cycles per wall second
@@ -9,10 +9,10 @@
 # minutes on 2 cores, most of it the RTL GEMV engine streaming the decode
 # step's 2.25 GB of weights.
 #
-#   bench/rtl_e4b.sh [UNITS [WORKDIR]]     UNITS default gemv,dma
+#   bench/rtl_e4b.sh [UNITS [WORKDIR]]     UNITS default gemv,dma,sfu
 set -euo pipefail
 cd "$(dirname "$0")/.."
-UNITS=${1:-gemv,dma}
+UNITS=${1:-gemv,dma,sfu}
 DIR=${2:-$(mktemp -d)}
 N3=build/n3
 mkdir -p "$DIR"
