@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "host_driver/estimate_sim.h"
+
 namespace n3::cli {
 
 struct SweepOptions {
@@ -24,6 +26,9 @@ struct SweepOptions {
   // Given, the text printed on stdout after the CSV is written (--target-tok-s),
   // made from the whole CSV before anything is written (so it may refuse cleanly).
   std::function<std::string(const std::string& csv)> answer;
+  // The parsed --context/--prompt/--new: every point's positions are checked
+  // against its KV cap, and the CSV header made, before any point runs.
+  EstimateRequest req;
 };
 
 int run_sweep(const SweepOptions& o);
