@@ -70,7 +70,7 @@ int cmd_estimate(const Args& a) {
       "json", po::bool_switch(), "write the estimate as JSON")(
       "sweep", po::value(&sweeps)->composing(), "sweep a hardware key: key=v1,v2,... (repeatable; the product)")(
       "shard", po::value(&shard), "run shard i of n of the sweep's points: i/n")(
-      "jobs", po::value(&jobs)->default_value(0), "sweep worker processes (0: one per core)")(
+      "jobs", po::value(&jobs)->default_value(0), "sweep worker processes (0: one per CPU this process may run on)")(
       "csv", po::value(&csv), "write the sweep's (or merge's) CSV here, atomically (default: stdout)")(
       "plot", po::value(&plot), "with --sweep --csv: plots of tok/s against each swept key into this directory")(
       "merge", po::value(&merge)->multitoken(), "merge shard CSVs into the unsharded CSV")(

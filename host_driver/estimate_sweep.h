@@ -5,7 +5,10 @@
 // points whose index is i-1 modulo n, and --merge puts shard CSVs back into
 // the unsharded one. Every point's hardware file is checked before any runs,
 // and the CSV is written atomically at the end: a bad key or value, or a
-// failing point, leaves no CSV. docs/estimating.md.
+// failing worker, leaves no CSV (a point the compiler cannot lower is a row
+// with its reason, not a failure). The header comes from the hand
+// calculation before any point runs, so an empty shard's CSV merges.
+// docs/estimating.md.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -22,7 +25,7 @@ struct SweepOptions {
   std::vector<std::string> sets, sweeps;
   std::string shard, csv;
   std::string plot;  // directory for tools/plot_estimate.py's plots ("": none); needs csv
-  int jobs = 0;  // 0: one per core
+  int jobs = 0;  // 0: one per CPU of the affinity mask (a Slurm task's or cgroup's share)
   // Given, the text printed on stdout after the CSV is written (--target-tok-s),
   // made from the whole CSV before anything is written (so it may refuse cleanly).
   std::function<std::string(const std::string& csv)> answer;
