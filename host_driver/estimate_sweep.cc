@@ -103,13 +103,6 @@ std::pair<int, int> parse_shard(const std::string& s) {
   return {i, n};
 }
 
-// The worker's message, its own "n3 estimate: error: " dropped (the sweep's is added once).
-std::string first_line(const std::string& s) {
-  std::string l = s.substr(0, s.find('\n'));
-  const std::string prefix = "n3 estimate: error: ";
-  if (l.rfind(prefix, 0) == 0) l = l.substr(prefix.size());
-  return l.empty() ? "(no message)" : l;
-}
 
 // One worker: `n3 estimate ... --csv-row`, stdout and stderr into files of `dir`.
 pid_t spawn_point(const SweepOptions& o, const std::vector<HwOverride>& point, const std::string& out,
@@ -153,6 +146,13 @@ void write_csv(const std::string& text, const std::string& csv) {
 }
 
 }  // namespace
+
+std::string worker_message(const std::string& err) {
+  std::string l = err.substr(0, err.find('\n'));
+  const std::string prefix = "n3 estimate: error: ";
+  if (l.rfind(prefix, 0) == 0) l = l.substr(prefix.size());
+  return l.empty() ? "(no message)" : l;
+}
 
 int run_sweep(const SweepOptions& o) {
   std::vector<Axis> axes;
@@ -211,7 +211,7 @@ int run_sweep(const SweepOptions& o) {
     running.erase(pid);
     ++done;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      if (failure.empty()) failure = point_text(axes, p) + ": " + first_line(read_file_text(file(p, ".err")));
+      if (failure.empty()) failure = point_text(axes, p) + ": " + worker_message(read_file_text(file(p, ".err")));
       continue;
     }
     const std::vector<std::string> lines = split(read_file_text(file(p, ".csv")), '\n');

@@ -35,6 +35,9 @@ struct SweepOptions {
 };
 
 int run_sweep(const SweepOptions& o);
+// A failed worker's first stderr line without its own "n3 estimate: error: "
+// (the sweep's message adds the prefix once, after "--sweep point N (...): ").
+std::string worker_message(const std::string& err);
 // Runs tools/plot_estimate.py on `csv` into `dir` (its messages on stderr);
 // without python3 or matplotlib it says so and the CSV stands.
 void plot_csv(const std::string& csv, const std::string& dir);

@@ -17,6 +17,7 @@
 #include "base/file_util.h"
 #include "base/error.h"
 #include "base/npy.h"
+#include "host_driver/estimate_sweep.h"
 #include "tests/test_util.h"
 
 namespace n3::test {
@@ -505,6 +506,7 @@ TEST(Estimate, BadSetAndSweepAreRefusedInOneLine) {
   expect_refused(base + "--sweep 'compute.gemv_cores=4, 8' --csv " + csv, "value ' 8' holds a blank", csv);
   expect_refused(base + "--sweep compute.gemv_cores=4,8,4 --csv " + csv, "value '4' is given twice", csv);
   expect_refused(base + "--context 1,1", "--context 1,1: context 1 is given twice");
+  expect_refused(base + "--context '1, 8'", "--context 1, 8: expected positive token counts");
   expect_refused(base + "--context 1,1 --sweep compute.gemv_cores=4,8 --csv " + csv, "context 1 is given twice", csv);
   expect_refused(base + "--sweep compute.gemv_cores=4,8 --sweep compute.gemv_cores=2 --csv " + csv, "swept twice", csv);
   expect_refused(base + "--sweep memory.hp_ports=4,1 --set timing.dma_hp_ports=2 --csv " + csv,
@@ -540,6 +542,16 @@ TEST(Estimate, BadSetAndSweepAreRefusedInOneLine) {
   expect_refused(sw + " --target-tok-s 5 --hw " + hw_without("est_nocost", {"cost:"}), "states no cost section", csv);
   expect_refused(base + "--sweep cost.ddr_gbps=1,2 --csv " + csv + " --hw " + hw_without("est_nocost2", {"cost:"}),
                  "cost.ddr_gbps is given without", csv);
+}
+
+// A failed sweep worker's message is quoted without its own prefix: the
+// sweep's one line reads "n3 estimate: error: --sweep point N (...): why",
+// not "...: n3 estimate: error: why".
+TEST(Estimate, SweepQuotesAWorkersMessageWithoutItsPrefix) {
+  EXPECT_EQ(cli::worker_message("n3 estimate: error: the DDR image needs 9 bytes\nsecond line\n"),
+            "the DDR image needs 9 bytes");
+  EXPECT_EQ(cli::worker_message("terminate called\n"), "terminate called");
+  EXPECT_EQ(cli::worker_message(""), "(no message)");
 }
 
 // The acceptance figure: a 27-point sweep (3 keys x 3 values) of E4B
