@@ -103,7 +103,6 @@ std::pair<int, int> parse_shard(const std::string& s) {
   return {i, n};
 }
 
-
 // One worker: `n3 estimate ... --csv-row`, stdout and stderr into files of `dir`.
 pid_t spawn_point(const SweepOptions& o, const std::vector<HwOverride>& point, const std::string& out,
                   const std::string& err) {
@@ -223,7 +222,7 @@ int run_sweep(const SweepOptions& o) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // A terminal gets one line redrawn per point; a log (batch jobs) a line per tenth.
     if (tty) std::fprintf(stderr, "\rsweep: %zu/%zu points, %.1f s", done, points.size(), s);
-    else if (points.size() && done * 10 / points.size() != (done - 1) * 10 / points.size() && done < points.size())
+    else if (done * 10 / points.size() != (done - 1) * 10 / points.size() && done < points.size())
       std::fprintf(stderr, "sweep: %zu/%zu points, %.1f s\n", done, points.size(), s);
   }
   if (tty) std::fprintf(stderr, "\n");
