@@ -50,7 +50,10 @@ struct Choice<num::WScale> {
 };
 
 // The range a numeric key must lie in, with the words of its message.
-enum class Rule { NonNegative, Positive, Fraction, Bits, AtLeast2 };
+// Rate: a clock (MHz) or bandwidth (GB/s) within physical reason, so the
+// figures derived from it (seconds, tok/s, shares) stay finite and printable:
+// 1e-300 GB/s made n3 estimate print inf and -nan%.
+enum class Rule { NonNegative, Positive, Fraction, Bits, AtLeast2, Rate };
 
 bool in_range(Rule r, double v) {
   switch (r) {
@@ -59,6 +62,7 @@ bool in_range(Rule r, double v) {
     case Rule::Fraction: return v > 0 && v <= 1;
     case Rule::Bits: return v > 0 && std::fmod(v, 8) == 0;
     case Rule::AtLeast2: return v >= 2;
+    case Rule::Rate: return v >= 1e-3 && v <= 1e6;
   }
   return false;
 }
@@ -70,6 +74,7 @@ const char* rule_text(Rule r) {
     case Rule::Fraction: return "must be in (0, 1]";
     case Rule::Bits: return "must be a positive multiple of 8";
     case Rule::AtLeast2: return "must be at least 2 (single buffering is not modelled)";
+    case Rule::Rate: return "must be in [0.001, 1e6]";
   }
   return "";
 }
@@ -99,8 +104,8 @@ constexpr Rule kNonNeg = Rule::NonNegative, kPos = Rule::Positive;
 // The schema: every key of the hardware file, once, in the order emit_hw_yaml writes them.
 const std::vector<Key>& schema() {
   static const std::vector<Key> s = {
-      {"clocks.core_mhz", kRequired, kPos, "engine clock", [](HwConfig& h) { return at(h.clocks.core_mhz); }},
-      {"clocks.axi_mhz", kRequired, kPos, "AXI HP port clock", [](HwConfig& h) { return at(h.clocks.axi_mhz); }},
+      {"clocks.core_mhz", kRequired, Rule::Rate, "engine clock", [](HwConfig& h) { return at(h.clocks.core_mhz); }},
+      {"clocks.axi_mhz", kRequired, Rule::Rate, "AXI HP port clock", [](HwConfig& h) { return at(h.clocks.axi_mhz); }},
       {"memory.l2_bytes", kRequired, kPos, "L2 scratchpad capacity", [](HwConfig& h) { return at(h.memory.l2_bytes); }},
       {"memory.l2_word_bits", kRequired, Rule::Bits, "L2 word width",
        [](HwConfig& h) { return at(h.memory.l2_word_bits); }},
@@ -111,7 +116,7 @@ const std::vector<Key>& schema() {
       {"memory.constant_cache_entries", kRequired, kPos, "descriptor/constant table entries",
        [](HwConfig& h) { return at(h.memory.constant_cache_entries); }},
       {"memory.ddr_bytes", kRequired, kPos, "host DDR capacity", [](HwConfig& h) { return at(h.memory.ddr_bytes); }},
-      {"memory.ddr_peak_gbps", kRequired, kPos, "DDR peak bandwidth, GB/s",
+      {"memory.ddr_peak_gbps", kRequired, Rule::Rate, "DDR peak bandwidth, GB/s",
        [](HwConfig& h) { return at(h.memory.ddr_peak_gbps); }},
       {"memory.ddr_efficiency", kRequired, Rule::Fraction, "sustained fraction of DDR peak",
        [](HwConfig& h) { return at(h.memory.ddr_efficiency); }},

@@ -9,6 +9,8 @@
 // timing-only on the SystemC model (estimate_sim.h); --set overrides
 // hardware keys through HwConfig's own loader; --sweep runs the product of
 // values, one process per point (estimate_sweep.h).
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <functional>
 
@@ -40,7 +42,11 @@ std::vector<int64_t> parse_contexts(const std::string& text) {
     } catch (...) {
       used = 0;
     }
-    require(used > 0 && used == one.size() && n >= 1, "--context " + text + ": expected positive token counts, e.g. 1,1024,4096");
+    require(used > 0 && used == one.size() && n >= 1 && !std::isspace(static_cast<unsigned char>(one[0])),
+            "--context " + text + ": expected positive token counts, e.g. 1,1024,4096");
+    // Each context names its CSV columns (decode_tok_s@N): one twice would repeat them.
+    require(std::find(v.begin(), v.end(), n) == v.end(),
+            "--context " + text + ": context " + std::to_string(n) + " is given twice");
     v.push_back(n);
     at = comma + 1;
   }
@@ -64,7 +70,7 @@ int cmd_estimate(const Args& a) {
       "json", po::bool_switch(), "write the estimate as JSON")(
       "sweep", po::value(&sweeps)->composing(), "sweep a hardware key: key=v1,v2,... (repeatable; the product)")(
       "shard", po::value(&shard), "run shard i of n of the sweep's points: i/n")(
-      "jobs", po::value(&jobs)->default_value(0), "sweep worker processes (0: one per core)")(
+      "jobs", po::value(&jobs)->default_value(0), "sweep worker processes (0: one per CPU this process may run on)")(
       "csv", po::value(&csv), "write the sweep's (or merge's) CSV here, atomically (default: stdout)")(
       "plot", po::value(&plot), "with --sweep --csv: plots of tok/s against each swept key into this directory")(
       "merge", po::value(&merge)->multitoken(), "merge shard CSVs into the unsharded CSV")(
@@ -106,7 +112,7 @@ int cmd_estimate(const Args& a) {
   if (!sweeps.empty()) {
     require(!vm["json"].as<bool>() && !vm["csv-row"].as<bool>(), "--sweep writes CSV: --json and --csv-row do not apply");
     require(plot.empty() || !csv.empty(), "--plot needs --csv (the plots are drawn from the CSV file)");
-    SweepOptions o{model, hw, contexts, prompt, new_tokens, sets, sweeps, shard, csv, plot, jobs, answer};
+    SweepOptions o{model, hw, contexts, prompt, new_tokens, sets, sweeps, shard, csv, plot, jobs, answer, req};
     if (answer) {
       // The phase names a simulated column, and the file states a cost, before the points run.
       target_columns(target_phase.empty() ? "decode" : target_phase, req.contexts, prompt > 0);
@@ -118,6 +124,7 @@ int cmd_estimate(const Args& a) {
   require(shard.empty() && csv.empty() && plot.empty(), "--shard, --csv and --plot go with --sweep");
   const ModelConfig c = load_model_shapes(model);  // a model YAML, an .n3w or a checkpoint: the shapes only
   const HwConfig p = timing::load_params(load_hw_config(hw, overrides));
+  check_request(c, p, req);  // before any simulation: a context past the KV cap fails now, not minutes in
   const Estimate e = run_estimate(c, p, req);
   if (vm["csv-row"].as<bool>()) {
     std::string head, row;

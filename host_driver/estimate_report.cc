@@ -51,7 +51,7 @@ std::string resources_text(const PhaseEstimate& p) {
   }
   const double gap = p.sim_s - p.bound().roof_s;
   s += fmt("    gap to the %s roofline: %.3f ms (%.1f%% of the phase); busiest engine %s (busy %.1f%%) stalls on:",
-           p.bound().name.c_str(), gap * 1e3, 100 * gap / p.sim_s, p.lead_unit.c_str(), 100 * p.lead_busy);
+           p.bound().name.c_str(), gap * 1e3, 100 * gap / p.sim_s, p.lead_unit.empty() ? "(none busy)" : p.lead_unit.c_str(), 100 * p.lead_busy);
   size_t n = 0;
   for (const auto& [what, share] : p.stalls)
     if (what.rfind(p.lead_unit + " ", 0) == 0 && n++ < kStalls)
@@ -123,7 +123,8 @@ std::string estimate_text(const Estimate& e, const HwConfig& hw) {
   s += fmt("roofline tok/s: %.3f\n", h.roofline_tok_s());
   s += fmt("GEMV MACs per token: %.0f at %.3f GMAC/s\n", h.macs, h.mac_per_s / 1e9);
   s += fmt("compute bound tok/s: %.3f\n", h.compute_tok_s());
-  s += fmt("estimate tok/s: %.3f (%s-bound)\n", std::min(h.roofline_tok_s(), h.compute_tok_s()),
+  // The smaller of the two hand figures, labelled so it is not read as the simulated estimate below.
+  s += fmt("hand roofline tok/s (min of the two above, not simulated): %.3f (%s-bound)\n", std::min(h.roofline_tok_s(), h.compute_tok_s()),
            h.roofline_tok_s() < h.compute_tok_s() ? "memory" : "compute");
   for (size_t i = 1; i < e.hand.size(); ++i)
     s += fmt("hand calculation at context %lld: %.0f bytes/token (KV %.0f), roofline %.3f tok/s, compute bound %.3f tok/s\n",
@@ -175,6 +176,12 @@ std::string estimate_text(const Estimate& e, const HwConfig& hw) {
   s += fmt("DDR capacity used: %llu of %llu bytes (%.1f%%: weights, KV rings, buffers)\n",
            static_cast<unsigned long long>(e.ddr_used), static_cast<unsigned long long>(e.ddr_capacity),
            100.0 * double(e.ddr_used) / double(e.ddr_capacity));
+  s += fmt("L2 (on-chip) used: %llu of %llu bytes (%.1f%%): activations' high-water %llu (the largest program), "
+           "%zu resident weights %llu\n",
+           static_cast<unsigned long long>(e.l2_activations + e.l2_resident),
+           static_cast<unsigned long long>(e.l2_capacity), 100.0 * double(e.l2_activations + e.l2_resident) / double(e.l2_capacity),
+           static_cast<unsigned long long>(e.l2_activations), e.l2_resident_weights,
+           static_cast<unsigned long long>(e.l2_resident));
   return s + energy_text(e, hw) + cost_text(e) + accuracy_line(e);
 }
 
@@ -221,6 +228,11 @@ std::string estimate_json(const Estimate& e, const HwConfig& hw) {
     for (const auto& [k, v] : e.ops) j["operators"].push_back({{"operator", k}, {"s", v}});
     j["ddr_used_bytes"] = e.ddr_used;
     j["ddr_capacity_bytes"] = e.ddr_capacity;
+    j["l2"] = {{"activations_bytes", e.l2_activations},
+               {"resident_bytes", e.l2_resident},
+               {"resident_weights", e.l2_resident_weights},
+               {"used_bytes", e.l2_activations + e.l2_resident},
+               {"capacity_bytes", e.l2_capacity}};
   }
   if (!e.simulated) j["not_simulated"] = e.not_simulated;
   // Energy per token in joules by phase and part; null without energies (or without a simulation).

@@ -1,6 +1,7 @@
 #include "host_driver/estimate_sim.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "base/error.h"
 #include "compiler/lower.h"
@@ -114,7 +115,23 @@ sc::Totals decode_at(CompiledModel& fm, const HwConfig& hw, int64_t context, boo
 }  // namespace
 #endif
 
-Estimate run_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRequest& req) {
+void check_request(const ModelConfig& c, const HwConfig& hw, const EstimateRequest& req) {
+  const int64_t cap = hw.kv.cap_tokens.value, max_pos = c.max_positions;
+  const std::string where = "kv.cap_tokens = " + std::to_string(cap) + " of " + hw.path;
+  // A decode token at context n sits at position n - 1: n tokens in the ring.
+  auto check = [&](const std::string& what, int64_t tokens) {
+    require(tokens <= cap, what + ": " + std::to_string(tokens) + " tokens pass the KV cap (" + where + ")");
+    require(tokens <= max_pos, what + ": " + std::to_string(tokens) + " tokens pass the model's max_position_embeddings = " +
+                                   std::to_string(max_pos));
+  };
+  for (int64_t ctx : req.contexts) check("--context " + std::to_string(ctx), ctx);
+  if (req.prompt > 0)
+    check("--prompt " + std::to_string(req.prompt) + " --new " + std::to_string(req.new_tokens) +
+              " (the last decode step's context)",
+          req.prompt + req.new_tokens - 1);
+}
+
+Estimate hand_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRequest& req) {
   Estimate e;
   e.model = c.name;
   e.hw = hw.name;
@@ -124,6 +141,11 @@ Estimate run_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRe
   e.cost = hw.cost_parts();
   e.formats = num::formats_to_string(hw.numerics.formats);
   e.accuracy = measured_accuracy(hw.numerics.formats);
+  return e;
+}
+
+Estimate run_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRequest& req) {
+  Estimate e = hand_estimate(c, hw, req);
 #ifndef N3_HAVE_SYSTEMC
   e.not_simulated = "n3 was built without SystemC";
   return e;
@@ -136,12 +158,26 @@ Estimate run_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRe
                       num::wscale_name(hw.numerics.formats.weight_scale) + ")";
     return e;
   }
+  // The compiler's refusal (the layout and residency plan, before any
+  // simulation) makes the point hand-calculation only, its reason kept.
+  std::unique_ptr<CompiledModel> compiled;
+  try {
+    compiled = std::make_unique<CompiledModel>(c, hw, CompiledOptions{});
+  } catch (const Error& x) {
+    e.not_simulated = std::string("the compiler does not lower this design point: ") + x.what();
+    return e;
+  }
+  CompiledModel& fm = *compiled;
   e.simulated = true;
   e.has_energy = hw.has_energy();
-  CompiledModel fm(c, hw, CompiledOptions{});
   e.max_chunk = fm.max_chunk();
   e.ddr_used = fm.layout().ddr_end;
   e.ddr_capacity = uint64_t(hw.memory.ddr_bytes.value);
+  e.l2_capacity = uint64_t(hw.memory.l2_bytes.value);
+  for (int T : fm.chunk_sizes())
+    e.l2_activations = std::max(e.l2_activations, comp::l2_bytes_for(c, hw.numerics.formats, hw_limits(hw), T, true));
+  e.l2_resident = e.l2_capacity - fm.layout().l2_resident_base;
+  e.l2_resident_weights = fm.layout().resident.size();
   // A first token runs the one-time programs (the preload of L2-resident
   // weights), so the measured tokens are steady-state steps, as the bench's.
   {

@@ -86,9 +86,27 @@ struct Estimate {
   std::vector<std::pair<std::string, double>> layers, ops;
   double busy_total_s = 0;             // the engines' (not CTL's) busy time the layers sum to
   uint64_t ddr_used = 0, ddr_capacity = 0;  // the compiled image's footprint vs memory.ddr_bytes
+  // On-chip L2: the programs' activation high-water (the largest over the
+  // program set, spilled as compiled) and the resident weights above it, vs memory.l2_bytes.
+  uint64_t l2_activations = 0, l2_resident = 0, l2_capacity = 0;
+  size_t l2_resident_weights = 0;  // how many weights are resident
 };
 
-// Throws n3::Error (one line) when the model does not compile for the hardware.
+// The positions the request reaches (every context, the prompt's prefill and
+// its last decode step at prompt + new - 1) against the KV ring
+// (kv.cap_tokens) and the model's max_position_embeddings: checked before
+// anything is simulated (the runtime would refuse only mid-run). Throws
+// n3::Error (one line) naming the option, its value and the cap.
+void check_request(const ModelConfig& c, const HwConfig& hw, const EstimateRequest& req);
+
+// The hand calculation alone (simulated false, not_simulated empty): what a
+// sweep's header is made from, the same columns a simulated point has.
+Estimate hand_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRequest& req);
+
+// A design point the compiler cannot lower (L2 too small for one token's
+// activations, a DDR image larger than memory.ddr_bytes) is not an error: the
+// hand calculation, simulated false and the compiler's reason in not_simulated
+// (so a sweep keeps its other points, docs/estimating.md).
 Estimate run_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRequest& req);
 
 }  // namespace n3::cli

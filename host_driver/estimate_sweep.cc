@@ -1,10 +1,13 @@
 #include "host_driver/estimate_sweep.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +20,7 @@
 #include "base/file_util.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
+#include "host_driver/estimate_report.h"
 #include "runtime/device_compiled.h"
 #include "sim/systemc/timing.h"
 
@@ -46,26 +50,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return v;
 }
 
-Axis parse_axis(const std::string& text) {
-  const size_t eq = text.find('=');
-  require(eq != std::string::npos && eq > 0, "--sweep " + text + ": expected key=v1,v2,... (e.g. compute.gemv_cores=4,8)");
-  Axis a{text.substr(0, eq), split(text.substr(eq + 1), ',')};
-  for (const std::string& v : a.values)
-    require(!v.empty(), "--sweep " + text + ": empty value");
-  parse_hw_override(a.key + "=" + a.values[0], "--sweep");  // the key is in the schema
-  return a;
-}
-
-// "i/n" with 1 <= i <= n.
-std::pair<int, int> parse_shard(const std::string& s) {
-  if (s.empty()) return {1, 1};
-  int i = 0, n = 0;
-  char tail = 0;
-  require(std::sscanf(s.c_str(), "%d/%d%c", &i, &n, &tail) == 2 && n >= 1 && i >= 1 && i <= n,
-          "--shard " + s + ": expected i/n with 1 <= i <= n");
-  return {i, n};
-}
-
 // The point's overrides, the product's index read with the first axis slowest.
 std::vector<HwOverride> point_overrides(const std::vector<Axis>& axes, size_t index) {
   std::vector<HwOverride> o(axes.size());
@@ -76,9 +60,47 @@ std::vector<HwOverride> point_overrides(const std::vector<Axis>& axes, size_t in
   return o;
 }
 
-std::string first_line(const std::string& s) {
-  const std::string l = s.substr(0, s.find('\n'));
-  return l.empty() ? "(no message)" : l;
+Axis parse_axis(const std::string& text) {
+  const size_t eq = text.find('=');
+  require(eq != std::string::npos && eq > 0, "--sweep " + text + ": expected key=v1,v2,... (e.g. compute.gemv_cores=4,8)");
+  Axis a{text.substr(0, eq), split(text.substr(eq + 1), ',')};
+  require(!a.values.empty(), "--sweep " + text + ": no values (expected key=v1,v2,...)");
+  // A value is a CSV cell and a --set argument as written: no blanks to trim
+  // (" 8" would be a cell unlike the 8 a single run prints), and no repeats (two equal rows).
+  std::set<std::string> seen;
+  for (const std::string& v : a.values) {
+    require(!v.empty(), "--sweep " + text + ": empty value");
+    for (char ch : v)
+      require(!std::isspace(static_cast<unsigned char>(ch)), "--sweep " + text + ": value '" + v + "' holds a blank");
+    require(seen.insert(v).second, "--sweep " + text + ": value '" + v + "' is given twice");
+  }
+  parse_hw_override(a.key + "=" + a.values[0], "--sweep");  // the key is in the schema
+  return a;
+}
+
+// The CPUs this process may run on (its affinity mask: a Slurm task or a
+// cgroup's cpuset), not the machine's count, so --jobs 0 does not oversubscribe.
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return std::max(1, int(std::thread::hardware_concurrency()));
+}
+
+std::string point_text(const std::vector<Axis>& axes, size_t p) {
+  std::string at;
+  for (const HwOverride& v : point_overrides(axes, p)) at += (at.empty() ? "" : " ") + v.key + "=" + v.value;
+  return "--sweep point " + std::to_string(p) + " (" + at + ")";
+}
+
+// "i/n" with 1 <= i <= n.
+std::pair<int, int> parse_shard(const std::string& s) {
+  if (s.empty()) return {1, 1};
+  int i = 0, n = 0;
+  char tail = 0;
+  require(std::sscanf(s.c_str(), "%d/%d%c", &i, &n, &tail) == 2 && n >= 1 && i >= 1 && i <= n,
+          "--shard " + s + ": expected i/n with 1 <= i <= n");
+  return {i, n};
 }
 
 // One worker: `n3 estimate ... --csv-row`, stdout and stderr into files of `dir`.
@@ -124,6 +146,13 @@ void write_csv(const std::string& text, const std::string& csv) {
 
 }  // namespace
 
+std::string worker_message(const std::string& err) {
+  std::string l = err.substr(0, err.find('\n'));
+  const std::string prefix = "n3 estimate: error: ";
+  if (l.rfind(prefix, 0) == 0) l = l.substr(prefix.size());
+  return l.empty() ? "(no message)" : l;
+}
+
 int run_sweep(const SweepOptions& o) {
   std::vector<Axis> axes;
   std::set<std::string> seen;
@@ -136,23 +165,34 @@ int run_sweep(const SweepOptions& o) {
   size_t total = 1;
   for (const Axis& a : axes) total *= a.values.size();
   // Every point's hardware file through the one loader, before anything runs.
-  load_model_shapes(o.model);
+  const ModelConfig model = load_model_shapes(o.model);
   std::vector<HwOverride> sets;
   for (const std::string& s : o.sets) sets.push_back(parse_hw_override(s, "--set"));
   std::vector<size_t> points;
+  // The figures' columns, from the hand calculation (a simulated point has
+  // the same ones, estimate_figures): a shard without points still writes
+  // the header its siblings do, so --merge takes it.
+  std::string header;
   for (size_t p = 0; p < total; ++p) {
     std::vector<HwOverride> all = sets;
     for (const HwOverride& v : point_overrides(axes, p)) all.push_back(v);
-    timing::load_params(load_hw_config(o.hw, all));
+    const HwConfig hw = timing::load_params(load_hw_config(o.hw, all));
+    try {
+      check_request(model, hw, o.req);
+    } catch (const Error& x) {
+      throw Error(point_text(axes, p) + ": " + x.what());
+    }
+    if (p == 0)
+      for (const auto& [k, v] : estimate_figures(hand_estimate(model, hw, o.req))) header += (header.empty() ? "" : ",") + k;
     if (int(p % size_t(shards)) == shard - 1) points.push_back(p);
   }
 
-  const int jobs = o.jobs > 0 ? o.jobs : std::max(1, int(std::thread::hardware_concurrency()));
+  const int jobs = o.jobs > 0 ? o.jobs : usable_cpus();
   TempDir tmp;
   const auto t0 = std::chrono::steady_clock::now();
   std::map<pid_t, size_t> running;  // pid -> point
   std::map<size_t, std::string> rows;
-  std::string header, failure;
+  std::string failure;
   size_t next = 0, done = 0;
   const bool tty = isatty(2);
   auto file = [&](size_t p, const char* ext) { return tmp.path + "/" + std::to_string(p) + ext; };
@@ -170,16 +210,11 @@ int run_sweep(const SweepOptions& o) {
     running.erase(pid);
     ++done;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      if (failure.empty()) {
-        std::string at;
-        for (const HwOverride& v : point_overrides(axes, p)) at += (at.empty() ? "" : " ") + v.key + "=" + v.value;
-        failure = "--sweep point " + std::to_string(p) + " (" + at + "): " + first_line(read_file_text(file(p, ".err")));
-      }
+      if (failure.empty()) failure = point_text(axes, p) + ": " + worker_message(read_file_text(file(p, ".err")));
       continue;
     }
     const std::vector<std::string> lines = split(read_file_text(file(p, ".csv")), '\n');
     require(lines.size() >= 2, "--sweep point " + std::to_string(p) + ": the worker wrote no CSV row");
-    if (header.empty()) header = lines[0];
     require(lines[0] == header, "--sweep point " + std::to_string(p) + ": the worker's columns differ");
     std::string row = std::to_string(p);
     for (const HwOverride& v : point_overrides(axes, p)) row += "," + v.value;

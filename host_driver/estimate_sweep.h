@@ -5,12 +5,17 @@
 // points whose index is i-1 modulo n, and --merge puts shard CSVs back into
 // the unsharded one. Every point's hardware file is checked before any runs,
 // and the CSV is written atomically at the end: a bad key or value, or a
-// failing point, leaves no CSV. docs/estimating.md.
+// failing worker, leaves no CSV (a point the compiler cannot lower is a row
+// with its reason, not a failure). The header comes from the hand
+// calculation before any point runs, so an empty shard's CSV merges.
+// docs/estimating.md.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "host_driver/estimate_sim.h"
 
 namespace n3::cli {
 
@@ -20,13 +25,19 @@ struct SweepOptions {
   std::vector<std::string> sets, sweeps;
   std::string shard, csv;
   std::string plot;  // directory for tools/plot_estimate.py's plots ("": none); needs csv
-  int jobs = 0;  // 0: one per core
+  int jobs = 0;  // 0: one per CPU of the affinity mask (a Slurm task's or cgroup's share)
   // Given, the text printed on stdout after the CSV is written (--target-tok-s),
   // made from the whole CSV before anything is written (so it may refuse cleanly).
   std::function<std::string(const std::string& csv)> answer;
+  // The parsed --context/--prompt/--new: every point's positions are checked
+  // against its KV cap, and the CSV header made, before any point runs.
+  EstimateRequest req;
 };
 
 int run_sweep(const SweepOptions& o);
+// A failed worker's first stderr line without its own "n3 estimate: error: "
+// (the sweep's message adds the prefix once, after "--sweep point N (...): ").
+std::string worker_message(const std::string& err);
 // Runs tools/plot_estimate.py on `csv` into `dir` (its messages on stderr);
 // without python3 or matplotlib it says so and the CSV stands.
 void plot_csv(const std::string& csv, const std::string& dir);

@@ -17,6 +17,7 @@
 #include "base/file_util.h"
 #include "base/error.h"
 #include "base/npy.h"
+#include "host_driver/estimate_sweep.h"
 #include "tests/test_util.h"
 
 namespace n3::test {
@@ -385,6 +386,104 @@ TEST(Estimate, ScenarioKeysMoveTheBytesAndCarryTheirAccuracy) {
   EXPECT_EQ(lines_of(read_file_text(dir + "/s.csv")).size(), 5u);
 }
 
+// A Slurm array with more tasks than points: the shards past the last point
+// write the header alone (the same as their siblings', made from the hand
+// calculation before any point runs) and every split merges back to the
+// unsharded CSV byte for byte.
+TEST(Estimate, ShardsBeyondThePointCountMerge) {
+  const std::string dir = temp_dir("est_empty_shard");
+  const std::string sweep = "estimate --model " + tiny() + " --context 1 --prompt 4 --new 2 --jobs 2" +
+                            " --sweep compute.gemv_cores=4,8";
+  ASSERT_EQ(run_n3(sweep + " --csv " + dir + "/all.csv").status, 0);
+  const std::string all = read_file_text(dir + "/all.csv");
+  for (int n : {3, 5}) {
+    std::string shards;
+    for (int i = 1; i <= n; ++i) {
+      const std::string f = dir + "/s" + std::to_string(i) + "of" + std::to_string(n) + ".csv";
+      const RunResult s = run_n3(sweep + " --shard " + std::to_string(i) + "/" + std::to_string(n) + " --csv " + f);
+      ASSERT_EQ(s.status, 0) << s.err;
+      if (i > 2) EXPECT_EQ(read_file_text(f), lines_of(all)[0] + "\n") << "an empty shard: the header alone";
+      shards += " " + f;
+    }
+    const RunResult m = run_n3("estimate --merge" + shards + " --csv " + dir + "/m" + std::to_string(n) + ".csv");
+    ASSERT_EQ(m.status, 0) << m.err;
+    EXPECT_EQ(read_file_text(dir + "/m" + std::to_string(n) + ".csv"), all);
+  }
+}
+
+// A point the compiler cannot lower (L2 smaller than one token's
+// activations, a DDR image larger than memory.ddr_bytes) is a row of the
+// hand calculation with empty simulated cells and the compiler's reason, as
+// docs/estimating.md promises; the other points stand, --target-tok-s skips
+// it; a single run prints the hand calculation and the reason (exit 0).
+TEST(Estimate, PointsTheCompilerCannotLowerAreRowsWithAReason) {
+  const std::string dir = temp_dir("est_unlowered");
+  const std::string base = "estimate --model " + tiny() + " --context 1 --prompt 4 --new 2";
+  const std::string sweep = base + " --jobs 2 --sweep memory.l2_bytes=1024,1048576 --sweep memory.ddr_bytes=4096,1073741824";
+  const RunResult r = run_n3(sweep + " --csv " + dir + "/s.csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::vector<std::string>> rows = csv_rows(dir + "/s.csv");
+  ASSERT_EQ(rows.size(), 5u);
+  const size_t tok = col(rows[0], "decode_tok_s@1"), why = col(rows[0], "not_simulated"),
+               hand = col(rows[0], "hand_roofline_tok_s@1");
+  for (size_t i = 1; i < rows.size(); ++i) {
+    SCOPED_TRACE(i);
+    const bool lowered = i == 4;  // the large L2 and the large DDR
+    EXPECT_EQ(rows[i][tok].empty(), !lowered);
+    EXPECT_FALSE(rows[i][hand].empty());
+    EXPECT_EQ(rows[i][why].find("the compiler does not lower this design point: ") == 0, !lowered) << rows[i][why];
+    const RunResult one = run_n3(base + " --csv-row --set memory.l2_bytes=" + rows[i][1] + " --set memory.ddr_bytes=" +
+                                 rows[i][2]);
+    ASSERT_EQ(one.status, 0) << one.err;
+    EXPECT_EQ(lines_of(read_file_text(dir + "/s.csv"))[i], rows[i][0] + "," + rows[i][1] + "," + rows[i][2] + "," +
+                                                              lines_of(one.out)[1]);
+  }
+  const RunResult t = run_n3(sweep + " --csv " + dir + "/t.csv --target-tok-s 0.001");
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("reached by 1 of 4 points; the cheapest: point 3 "), std::string::npos) << t.out;
+  const RunResult single = run_n3(base + " --set memory.ddr_bytes=4096");
+  ASSERT_EQ(single.status, 0) << single.err;
+  EXPECT_NE(single.out.find("simulation: not available (the compiler does not lower this design point: the DDR image "
+                            "needs"),
+            std::string::npos)
+      << single.out;
+}
+
+// The on-chip L2 the compiled programs use: the activations' high-water and
+// the resident weights above it, within memory.l2_bytes, in the text and the
+// JSON; the hand figure is labelled as such, not as the estimate.
+TEST(Estimate, ReportsL2ResidencyAndLabelsTheHandFigure) {
+  const RunResult j = run_n3("estimate --model " + tiny() + kTinyArgs + " --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  const json l2 = json::parse(j.out)["l2"];
+  ASSERT_TRUE(l2.is_object()) << j.out;
+  EXPECT_GT(l2["activations_bytes"].get<uint64_t>(), 0u);
+  EXPECT_GT(l2["resident_weights"].get<uint64_t>(), 0u);
+  EXPECT_EQ(l2["used_bytes"].get<uint64_t>(),
+            l2["activations_bytes"].get<uint64_t>() + l2["resident_bytes"].get<uint64_t>());
+  EXPECT_LE(l2["used_bytes"].get<uint64_t>(), l2["capacity_bytes"].get<uint64_t>());
+  const RunResult t = run_n3("estimate --model " + tiny() + kTinyArgs);
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("L2 (on-chip) used: " + std::to_string(l2["used_bytes"].get<uint64_t>()) + " of " +
+                       std::to_string(l2["capacity_bytes"].get<uint64_t>()) + " bytes"),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("hand roofline tok/s (min of the two above, not simulated): "), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("estimate tok/s"), std::string::npos) << t.out;
+}
+
+// --jobs 0 is one worker per CPU the process may run on (its affinity mask,
+// as a Slurm task's or a cgroup's), not per CPU of the machine.
+TEST(Estimate, DefaultJobsFollowTheAffinityMask) {
+  const std::string dir = temp_dir("est_jobs");
+  const std::string cmd = "taskset -c 0 " + n3_binary() + " estimate --model " + tiny() +
+                          " --context 1 --prompt 0 --sweep compute.gemv_cores=4,8 --csv " + dir + "/s.csv 2>" + dir +
+                          "/err";
+  if (std::system("taskset -c 0 true 2>/dev/null") != 0) GTEST_SKIP() << "no taskset";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file_text(dir + "/err");
+  EXPECT_NE(read_file_text(dir + "/err").find(" on 1 workers\n"), std::string::npos) << read_file_text(dir + "/err");
+}
+
 #endif  // N3_HAVE_SYSTEMC
 
 // A bad key or value of --set or --sweep: one line naming it, exit 2, no output, no CSV.
@@ -402,11 +501,29 @@ TEST(Estimate, BadSetAndSweepAreRefusedInOneLine) {
                  csv);
   expect_refused(base + "--sweep compute.nope=1,2 --csv " + csv, "unknown hardware parameter 'compute.nope'", csv);
   expect_refused(base + "--sweep compute.gemv_cores=4,,8 --csv " + csv, "empty value", csv);
+  expect_refused(base + "--sweep compute.gemv_cores= --csv " + csv, "--sweep compute.gemv_cores=: no values", csv);
+  expect_refused(base + "--sweep compute.gemv_cores= ", "--sweep compute.gemv_cores=: no values");
+  expect_refused(base + "--sweep 'compute.gemv_cores=4, 8' --csv " + csv, "value ' 8' holds a blank", csv);
+  expect_refused(base + "--sweep compute.gemv_cores=4,8,4 --csv " + csv, "value '4' is given twice", csv);
+  expect_refused(base + "--context 1,1", "--context 1,1: context 1 is given twice");
+  expect_refused(base + "--context '1, 8'", "--context 1, 8: expected positive token counts");
+  expect_refused(base + "--context 1,1 --sweep compute.gemv_cores=4,8 --csv " + csv, "context 1 is given twice", csv);
   expect_refused(base + "--sweep compute.gemv_cores=4,8 --sweep compute.gemv_cores=2 --csv " + csv, "swept twice", csv);
   expect_refused(base + "--sweep memory.hp_ports=4,1 --set timing.dma_hp_ports=2 --csv " + csv,
                  "timing.dma_hp_ports must be in [1, memory.hp_ports]", csv);
   expect_refused(base + "--sweep compute.gemv_cores=4,8 --shard 4/3 --csv " + csv, "--shard 4/3", csv);
   expect_refused(base + "--context 1,0", "--context 1,0");
+  // Positions past the KV cap or the model's positions: refused before any simulation, naming the option and the cap.
+  expect_refused(base + "--set kv.cap_tokens=64 --context 1,100",
+                 "--context 100: 100 tokens pass the KV cap (kv.cap_tokens = 64 of ");
+  expect_refused(base + "--context 1,5000", "--context 5000: 5000 tokens pass the model's max_position_embeddings = 4096");
+  expect_refused("estimate --model " + tiny() + " --set kv.cap_tokens=64 --prompt 60 --new 10",
+                 "--prompt 60 --new 10 (the last decode step's context): 69 tokens pass the KV cap");
+  expect_refused(base + "--context 100 --sweep kv.cap_tokens=8192,64 --csv " + csv,
+                 "--sweep point 1 (kv.cap_tokens=64): --context 100: 100 tokens pass the KV cap", csv);
+  // Rates within physical reason (the one schema's range, files and --set alike): no inf or nan figures.
+  expect_refused(base + "--set memory.ddr_peak_gbps=1e-300", "'memory.ddr_peak_gbps' must be in [0.001, 1e6]");
+  expect_refused(base + "--set clocks.core_mhz=1e9", "'clocks.core_mhz' must be in [0.001, 1e6]");
   expect_refused(base + "--sweep compute.gemv_cores=4,8 --plot " + dir + "/p", "--plot needs --csv");
   // --target-tok-s: checked before any point runs; no answer, no CSV.
   const std::string sw = base + "--sweep compute.gemv_cores=4,8 --csv " + csv;
@@ -425,6 +542,16 @@ TEST(Estimate, BadSetAndSweepAreRefusedInOneLine) {
   expect_refused(sw + " --target-tok-s 5 --hw " + hw_without("est_nocost", {"cost:"}), "states no cost section", csv);
   expect_refused(base + "--sweep cost.ddr_gbps=1,2 --csv " + csv + " --hw " + hw_without("est_nocost2", {"cost:"}),
                  "cost.ddr_gbps is given without", csv);
+}
+
+// A failed sweep worker's message is quoted without its own prefix: the
+// sweep's one line reads "n3 estimate: error: --sweep point N (...): why",
+// not "...: n3 estimate: error: why".
+TEST(Estimate, SweepQuotesAWorkersMessageWithoutItsPrefix) {
+  EXPECT_EQ(cli::worker_message("n3 estimate: error: the DDR image needs 9 bytes\nsecond line\n"),
+            "the DDR image needs 9 bytes");
+  EXPECT_EQ(cli::worker_message("terminate called\n"), "terminate called");
+  EXPECT_EQ(cli::worker_message(""), "(no message)");
 }
 
 // The acceptance figure: a 27-point sweep (3 keys x 3 values) of E4B

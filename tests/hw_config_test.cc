@@ -151,7 +151,11 @@ TEST(HwConfig, RejectsBadValuesNamingKeyFileAndLine) {
       {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 1.5,",
        "'memory.ddr_efficiency' must be in (0, 1] (is '1.5')"},
       {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 0,", "'memory.ddr_efficiency' must be in (0, 1]"},
-      {"core_mhz: {value: 400,", "core_mhz: {value: 0,", "'clocks.core_mhz' must be positive (is '0')"},
+      {"core_mhz: {value: 400,", "core_mhz: {value: 0,", "'clocks.core_mhz' must be in [0.001, 1e6] (is '0')"},
+      // Rates within physical reason: 1e-300 GB/s made n3 estimate print inf and -nan%.
+      {"ddr_peak_gbps: {value: 19.2,", "ddr_peak_gbps: {value: 1e-300,",
+       "'memory.ddr_peak_gbps' must be in [0.001, 1e6] (is '1e-300')"},
+      {"axi_mhz: {value: 250,", "axi_mhz: {value: 1e7,", "'clocks.axi_mhz' must be in [0.001, 1e6] (is '1e7')"},
       {"gemv_cores: {value: 4,", "gemv_cores: {value: 2.5,", "'compute.gemv_cores' must be an integer (is '2.5')"},
       {"l2_bytes: {value: 1835008,", "l2_bytes: {value: -1,", "'memory.l2_bytes' must be positive"},
       {"hp_port_bits: {value: 128,", "hp_port_bits: {value: 100,",
