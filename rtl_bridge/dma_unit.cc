@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "isa/verify.h"
+#include "rtl_bridge/compare_histogram.h"
 #include "rtl_bridge/dma_rtl.h"
 #include "sim/systemc/engines.h"
 
@@ -200,16 +201,12 @@ void print_dma_comparison(const std::vector<DmaInsnRecord>& recs, std::FILE* out
     std::fprintf(out, "rtl dma: no DMA instructions ran\n");
     return;
   }
-  const double edges[] = {0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5};
-  std::vector<int64_t> bins(std::size(edges) + 1, 0);
+  CompareHistogram hist({0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5}, CompareHistogram::Labels::Short);
   double rtl = 0, model = 0, wait = 0, worst = -1;
   int64_t within = 0, bytes = 0, slower = 0;
   const DmaInsnRecord* w = nullptr;
   for (const DmaInsnRecord& r : recs) {
-    const double e = r.rtl_cycles > 0 ? std::fabs(r.model_cycles - r.rtl_cycles) / r.rtl_cycles : 0.0;
-    size_t b = 0;
-    while (b < std::size(edges) && e >= edges[b]) ++b;
-    ++bins[b];
+    const double e = hist.add(r.rtl_cycles, r.model_cycles);
     within += e <= 0.02;
     slower += r.rtl_cycles > r.model_cycles;
     rtl += r.rtl_cycles;
@@ -222,16 +219,7 @@ void print_dma_comparison(const std::vector<DmaInsnRecord>& recs, std::FILE* out
                     "memory), model %.0f cycles (%+.3f%%)\n",
                recs.size(), static_cast<long long>(bytes), rtl, wait, model, rtl > 0 ? 100.0 * (model - rtl) / rtl : 0.0);
   std::fprintf(out, "rtl dma: per-instruction |model - rtl| / rtl (the model given the memory answers the RTL got):\n");
-  double lo = 0;
-  for (size_t b = 0; b < bins.size(); ++b) {
-    char range[48];
-    if (b < std::size(edges))
-      std::snprintf(range, sizeof range, "[%g%%, %g%%)", lo * 100, edges[b] * 100);
-    else
-      std::snprintf(range, sizeof range, ">= %g%%", lo * 100);
-    std::fprintf(out, "  %-22s %8lld\n", range, static_cast<long long>(bins[b]));
-    if (b < std::size(edges)) lo = edges[b];
-  }
+  hist.print(out);
   std::fprintf(out, "rtl dma: %lld within 2%%, %lld beyond; RTL slower than the model on %lld\n",
                static_cast<long long>(within), static_cast<long long>(int64_t(recs.size()) - within),
                static_cast<long long>(slower));

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 
+#include "rtl_bridge/compare_histogram.h"
 #include "rtl_bridge/gemv_rtl.h"
 #include "rtl_bridge/shadow.h"
 #include "sim/systemc/engines.h"
@@ -260,16 +261,12 @@ void print_gemv_comparison(const std::vector<GemvInsnRecord>& recs, std::FILE* o
     return;
   }
   // Relative error of the model against the RTL, per instruction.
-  const double edges[] = {0.0025, 0.005, 0.01, 0.02, 0.05, 0.1};
-  std::vector<int64_t> bins(std::size(edges) + 1, 0);
+  CompareHistogram hist({0.0025, 0.005, 0.01, 0.02, 0.05, 0.1}, CompareHistogram::Labels::Fixed);
   double rtl = 0, model = 0, stall = 0, worst = 0;
   int64_t within = 0, one_cycle = 0, beyond = 0;
   const GemvInsnRecord* w = nullptr;
   for (const GemvInsnRecord& r : recs) {
-    const double e = r.rtl_cycles > 0 ? std::fabs(r.model_cycles - r.rtl_cycles) / r.rtl_cycles : 0.0;
-    size_t b = 0;
-    while (b < std::size(edges) && e >= edges[b]) ++b;
-    ++bins[b];
+    const double e = hist.add(r.rtl_cycles, r.model_cycles);
     if (e <= 0.02)
       ++within;
     else if (std::fabs(r.model_cycles - r.rtl_cycles) <= 1.0 + 1e-9)
@@ -284,15 +281,7 @@ void print_gemv_comparison(const std::vector<GemvInsnRecord>& recs, std::FILE* o
   std::fprintf(out, "rtl gemv: %zu instructions, RTL %.0f cycles (%.0f waiting on weights), model %.0f cycles (%+.3f%%)\n",
                recs.size(), rtl, stall, model, rtl > 0 ? 100.0 * (model - rtl) / rtl : 0.0);
   std::fprintf(out, "rtl gemv: per-instruction |model - rtl| / rtl:\n");
-  double lo = 0;
-  for (size_t b = 0; b < bins.size(); ++b) {
-    const std::string range = b < std::size(edges)
-                                  ? "[" + std::to_string(lo * 100).substr(0, 5) + "%, " +
-                                        std::to_string(edges[b] * 100).substr(0, 5) + "%)"
-                                  : ">= " + std::to_string(lo * 100).substr(0, 5) + "%";
-    std::fprintf(out, "  %-22s %8lld\n", range.c_str(), static_cast<long long>(bins[b]));
-    if (b < std::size(edges)) lo = edges[b];
-  }
+  hist.print(out);
   std::fprintf(out, "rtl gemv: %lld within 2%%, %lld more within one cycle, %lld beyond both\n",
                static_cast<long long>(within), static_cast<long long>(one_cycle), static_cast<long long>(beyond));
   std::fprintf(out, "rtl gemv: worst %.3f%%: instruction %u (%s, dynamic #%llu): rtl %.0f, model %.0f cycles\n",
