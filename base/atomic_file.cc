@@ -74,6 +74,14 @@ std::string folder_of(const std::string& path) {
 
 std::string errno_text(int e) { return std::strerror(e); }
 
+// A hidden name in the destination's folder: rename(2) is atomic only
+// within one file system, and the dot keeps it out of `ls` and dump globs.
+std::string hidden_name(const std::string& path, const std::string& suffix) {
+  const size_t slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  return folder_of(path) + "/." + base + ".tmp." + suffix;
+}
+
 }  // namespace
 
 void check_output_path(const std::string& path, const std::string& what) {
@@ -90,16 +98,23 @@ void check_output_path(const std::string& path, const std::string& what) {
 
 AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   check_output_path(path, "output");
-  const size_t slash = path.find_last_of('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  // A hidden name in the same folder: rename(2) is atomic only within one
-  // file system, and a dot keeps the temporary out of `ls` and dump globs.
-  std::string tmpl = folder_of(path) + "/." + base + ".tmp.XXXXXX";
+  // First choice: an unnamed file in the destination's folder (O_TMPFILE).
+  // Nothing names it until commit(), so even SIGKILL (an OOM kill, a batch
+  // scheduler's hard timeout) leaves nothing behind: the kernel frees it.
+  fd_ = ::open(folder_of(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  if (fd_ >= 0) return;
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+    throw Error(path + ": cannot create a temporary beside it (" + errno_text(errno) + ")");
+  // The file system has no O_TMPFILE: a named temporary, removed on error and
+  // on SIGINT/SIGTERM/SIGHUP (not on SIGKILL).
+  tmp_ = hidden_name(path, "XXXXXX");
+  std::string tmpl = tmp_;
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
   if (fd_ < 0) throw Error(path + ": cannot create a temporary beside it (" + errno_text(errno) + ")");
   tmp_ = buf.data();
+  named_ = true;
   // mkostemp creates 0600; outputs are ordinary files (0666 less the umask).
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -108,8 +123,8 @@ AtomicFile::AtomicFile(const std::string& path) : path_(path) {
 }
 
 AtomicFile::~AtomicFile() {
-  if (fd_ >= 0) ::close(fd_);
-  if (!done_) ::unlink(tmp_.c_str());
+  if (fd_ >= 0) ::close(fd_);  // an unnamed temporary goes with its last descriptor
+  if (!done_ && named_) ::unlink(tmp_.c_str());
   unregister_temp(slot_);
 }
 
@@ -136,6 +151,20 @@ void AtomicFile::truncate(uint64_t bytes) {
 
 void AtomicFile::commit() {
   require(!done_, path_ + ": committed twice");
+  if (!named_) {
+    // Give the unnamed file a unique hidden name (linkat cannot replace a
+    // file), then rename that over the destination as below.
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+    for (int attempt = 0;; ++attempt) {
+      static std::atomic<unsigned> counter{0};
+      tmp_ = hidden_name(path_, std::to_string(::getpid()) + "." + std::to_string(counter++));
+      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp_.c_str(), AT_SYMLINK_FOLLOW) == 0) break;
+      if (errno != EEXIST || attempt > 100)
+        throw Error(path_ + ": cannot name the temporary " + tmp_ + " (" + errno_text(errno) + ")");
+    }
+    named_ = true;
+    slot_ = register_temp(tmp_);
+  }
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) throw Error(path_ + ": write failed on close (" + errno_text(errno) + ")");

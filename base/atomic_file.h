@@ -1,11 +1,13 @@
 // An output file that appears whole or not at all.
 //
 // Every file n3 writes (weights, dumps, memory images, reports) goes through
-// AtomicFile: the bytes land in a temporary with a unique name in the
-// destination's own folder (mkostemp: O_CREAT | O_EXCL, so a symlink or
-// another run's temporary at that name is never followed or shared), and
-// commit() renames it over the destination, which is atomic within one
-// file system. Two runs writing the same destination therefore each leave a
+// AtomicFile: the bytes land in an unnamed file in the destination's own
+// folder (O_TMPFILE; nothing to follow, share or leave behind, even on
+// SIGKILL), which commit() links under a unique hidden name and renames
+// over the destination, atomic within one file system. Where the file
+// system lacks O_TMPFILE, the temporary is named from the start (mkostemp:
+// O_CREAT | O_EXCL, so a symlink or another run's temporary at that name is
+// never followed or shared). Two runs writing the same destination therefore each leave a
 // whole file, the later rename winning; a reader never sees a partial one.
 // A temporary not committed is removed by the destructor (errors, exceptions)
 // and by SIGINT / SIGTERM / SIGHUP, whose handler unlinks every live
@@ -43,6 +45,7 @@ class AtomicFile {
   std::string path_, tmp_;
   int fd_ = -1;
   int slot_ = -1;  // this temporary's entry in the signal handler's list
+  bool named_ = false;  // the temporary has a name (mkostemp, or linked by commit)
   uint64_t end_ = 0;
   bool done_ = false;
 };
