@@ -88,9 +88,13 @@ Manifest read_manifest(const std::string& dir) {
   const std::string path = dir + "/manifest.json";
   require(is_directory(dir), dir + ": not a dump directory");
   require(file_exists(path), path + ": missing (not an n3 dump, or an incomplete one)");
+  return parse_manifest(read_file_text(path), path);
+}
+
+Manifest parse_manifest(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_file_text(path));
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": malformed JSON: " + e.what());
   }
