@@ -11,6 +11,7 @@
 // test checks that the real seeds do).
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -30,7 +31,10 @@ namespace n3::fuzz {
 // The refusal half of the property: one line, naming the input.
 inline void check_refusal(const Error& e, const std::string& what) {
   const std::string m = e.what();
-  if (m.empty() || m.find('\n') != std::string::npos || m.find(what) == std::string::npos) std::abort();
+  if (m.empty() || m.find('\n') != std::string::npos || m.find(what) == std::string::npos) {
+    std::fprintf(stderr, "bad refusal message: %s\n", m.c_str());
+    std::abort();
+  }
 }
 
 // Runs `load`; an n3::Error is a refusal and must be well formed.
