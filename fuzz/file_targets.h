@@ -71,7 +71,7 @@ inline bool fuzz_safetensors(const uint8_t* data, size_t size) {
 // the recorded data start lies in the image, the header checksum (the reader
 // itself is unchanged; tensors keep their own checksums). A loaded file reads
 // every tensor without leaving the image.
-inline bool fuzz_n3w(const uint8_t* data, size_t size) {
+inline std::string n3w_fix_header(const uint8_t* data, size_t size) {
   std::string b = as_text(data, size);
   if (size >= kN3wHeaderBytes) {
     uint64_t n = size, start;
@@ -87,6 +87,11 @@ inline bool fuzz_n3w(const uint8_t* data, size_t size) {
       std::memcpy(&b[56], &d, 8);
     }
   }
+  return b;
+}
+
+inline bool fuzz_n3w(const uint8_t* data, size_t size) {
+  const std::string b = n3w_fix_header(data, size);
   const std::string what = "fuzz.n3w";
   std::unique_ptr<WeightSource> w;
   if (!loads(what, [&] { w = parse_n3w(reinterpret_cast<const uint8_t*>(b.data()), b.size(), what); })) return false;
