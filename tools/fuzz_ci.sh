@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 secs=${N3_FUZZ_SECONDS:-30}
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DN3_BUILD_FUZZERS=ON \
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DN3_BUILD_FUZZERS=ON \
   -DN3_BUILD_TESTS=OFF -DN3_BUILD_BENCH=OFF >/dev/null
 cmake --build build-fuzz --target n3_fuzzers -j"$(nproc)"
 
