@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "base/error.h"
@@ -46,10 +47,22 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(const uint8_t* data, s
     try {
       SafetensorsEntry e;
       e.dtype = v.at("dtype").get<std::string>();
-      e.shape = v.at("shape").get<Shape>();
+      // nlohmann converts a JSON float (or a negative number) to an integer
+      // with a plain cast: 1e30 is undefined behaviour and -1 wraps; the
+      // format's dimensions and offsets are non-negative integers.
+      auto uint = [&](const nlohmann::json& x, const char* field) {
+        require(x.is_number_unsigned(), where + ": " + field + " must hold non-negative integers (has " + x.dump() + ")");
+        return x.get<uint64_t>();
+      };
+      require(v.at("shape").is_array(), where + ": shape must be a list");
+      for (const auto& d : v.at("shape")) {
+        const uint64_t n = uint(d, "shape");
+        require(n <= uint64_t(INT64_MAX), where + ": dimension " + std::to_string(n) + " beyond 2^63");
+        e.shape.push_back(int64_t(n));
+      }
       auto off = v.at("data_offsets");
       require(off.is_array() && off.size() == 2, where + ": data_offsets must be [begin, end]");
-      uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
+      uint64_t b = uint(off[0], "data_offsets"), en = uint(off[1], "data_offsets");
       size_t es = dtype_bytes(e.dtype);
       require(es != 0, where + ": unknown dtype '" + e.dtype + "'");
       for (int64_t d : e.shape) require(d >= 0, where + ": negative dimension");

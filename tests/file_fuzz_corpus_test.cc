@@ -135,6 +135,21 @@ TEST(FileFuzzRegression, SequenceAsModelKey) {
                     strict ? "a key must be a plain name" : "missing key");
 }
 
+// nlohmann casts a JSON float to an integer: 4.9e22 as a shape dimension (or a
+// layer) was undefined behaviour (UBSan in fuzz_manifest); the same
+// conversion read safetensors shapes and offsets.
+TEST(FileFuzzRegression, FloatAsManifestInteger) {
+  const auto b = corpus_file("manifest", "regress-float-as-integer.json");
+  expect_one_line(refusal([&] { parse_manifest(std::string(b.begin(), b.end()), "X"); }),
+                  "X: tensor layers.1: shape must be an integer (is 4.888888888888889e+22)");
+}
+
+TEST(FileFuzzRegression, FloatAsSafetensorsDimension) {
+  const auto b = corpus_file("safetensors", "regress-float-dimension.safetensors");
+  expect_one_line(refusal([&] { parse_safetensors(b.data(), b.size(), "X"); }),
+                  "X: tensor 'a': shape must hold non-negative integers (has 1e+30)");
+}
+
 // Each factor in range, the int product not: q_dim() would overflow.
 TEST(FileFuzzRegression, QDimOverflow) {
   const auto b = corpus_file("model_yaml", "regress-q-dim-overflow.yaml");
