@@ -128,15 +128,15 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
       e.file = t.at("file").get<std::string>();
       require(e.file.find('/') == std::string::npos && e.file.find("..") == std::string::npos,
               path + ": tensor " + e.name + " has an unsafe file name");
-      require(t.at("shape").is_array(), path + ": tensor " + e.name + ": shape is not a list");
+      require(t.at("shape").is_array(), path + ": malformed manifest: tensor " + e.name + ": shape is not a list");
       for (const auto& d : t.at("shape")) {
-        const int64_t v = json_int(d, path + ": tensor " + e.name + ": shape");
-        require(v >= 0, path + ": tensor " + e.name + ": negative dimension in shape");
+        const int64_t v = json_int(d, path + ": malformed manifest: tensor " + e.name + ": shape");
+        require(v >= 0, path + ": malformed manifest: tensor " + e.name + ": negative dimension in shape");
         e.shape.push_back(v);
       }
       e.native_dtype = t.value("native_dtype", "float32");
       e.phase = t.value("phase", "prefill");
-      e.layer = t.contains("layer") ? int(std::clamp<int64_t>(json_int(t["layer"], path + ": tensor " + e.name + ": layer"), -1, INT32_MAX)) : -1;
+      e.layer = t.contains("layer") ? int(std::clamp<int64_t>(json_int(t["layer"], path + ": malformed manifest: tensor " + e.name + ": layer"), -1, INT32_MAX)) : -1;
       e.op = t.value("op", "");
       m.tensors.push_back(std::move(e));
     }

@@ -141,7 +141,7 @@ TEST(FileFuzzRegression, SequenceAsModelKey) {
 TEST(FileFuzzRegression, FloatAsManifestInteger) {
   const auto b = corpus_file("manifest", "regress-float-as-integer.json");
   expect_one_line(refusal([&] { parse_manifest(std::string(b.begin(), b.end()), "X"); }),
-                  "X: tensor layers.1: shape must be an integer (is 4.888888888888889e+22)");
+                  "X: malformed manifest: tensor layers.1: shape must be an integer (is 4.888888888888889e+22)");
 }
 
 TEST(FileFuzzRegression, FloatAsSafetensorsDimension) {
