@@ -6,8 +6,28 @@
 
 namespace n3 {
 
+// Control characters in a message (a newline in a tensor name, a region name
+// or a shape copied from a file; found by the file fuzz targets) would split
+// the one line or drive the terminal: they are written as \xNN.
+inline std::string one_line(const std::string& msg) {
+  static const char* const kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(msg.size());
+  for (const char ch : msg) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 struct Error : std::runtime_error {
-  explicit Error(const std::string& what) : std::runtime_error(what) {}
+  explicit Error(const std::string& what) : std::runtime_error(one_line(what)) {}
 };
 
 // Throws n3::Error with `msg` when `cond` is false.

@@ -1,5 +1,8 @@
 #include "golden/dump.h"
 
+#include <algorithm>
+#include <climits>
+
 #include <nlohmann/json.hpp>
 
 #include <cstring>
@@ -84,22 +87,39 @@ void DumpCollector::write(const std::string& dir) const {
   write_file_atomic(dir + "/manifest.json", m.dump(1) + "\n");
 }
 
+namespace {
+
+// nlohmann converts a JSON float to an integer with a plain cast: 2.5 would
+// read as 2 and 1e30 is undefined behaviour (found by fuzz_manifest). Integers
+// only, within int64.
+int64_t json_int(const nlohmann::json& v, const std::string& what) {
+  require(v.is_number_integer() && (!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t(INT64_MAX)),
+          what + " must be an integer (is " + v.dump() + ")");
+  return v.get<int64_t>();
+}
+
+}  // namespace
+
 Manifest read_manifest(const std::string& dir) {
   const std::string path = dir + "/manifest.json";
   require(is_directory(dir), dir + ": not a dump directory");
   require(file_exists(path), path + ": missing (not an n3 dump, or an incomplete one)");
+  return parse_manifest(read_file_text(path), path);
+}
+
+Manifest parse_manifest(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_file_text(path));
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": malformed JSON: " + e.what());
   }
   Manifest m;
   try {
     require(j.value("format", "") == "n3-dump", path + ": not an n3 dump manifest");
-    require(j.value("version", 0) == 1, path + ": unsupported manifest version " +
-                                            std::to_string(j.value("version", 0)) +
-                                            " (this n3 reads version 1; re-dump with it)");
+    const nlohmann::json version = j.value("version", nlohmann::json(0));
+    require(version.is_number_integer() && json_int(version, path + ": version") == 1,
+            path + ": unsupported manifest version " + version.dump() + " (this n3 reads version 1; re-dump with it)");
     if (j.contains("meta"))
       for (auto& [k, v] : j["meta"].items()) m.meta[k] = v.get<std::string>();
     for (const auto& t : j.at("tensors")) {
@@ -108,10 +128,15 @@ Manifest read_manifest(const std::string& dir) {
       e.file = t.at("file").get<std::string>();
       require(e.file.find('/') == std::string::npos && e.file.find("..") == std::string::npos,
               path + ": tensor " + e.name + " has an unsafe file name");
-      e.shape = t.at("shape").get<Shape>();
+      require(t.at("shape").is_array(), path + ": malformed manifest: tensor " + e.name + ": shape is not a list");
+      for (const auto& d : t.at("shape")) {
+        const int64_t v = json_int(d, path + ": malformed manifest: tensor " + e.name + ": shape");
+        require(v >= 0, path + ": malformed manifest: tensor " + e.name + ": negative dimension in shape");
+        e.shape.push_back(v);
+      }
       e.native_dtype = t.value("native_dtype", "float32");
       e.phase = t.value("phase", "prefill");
-      e.layer = t.value("layer", -1);
+      e.layer = t.contains("layer") ? int(std::clamp<int64_t>(json_int(t["layer"], path + ": malformed manifest: tensor " + e.name + ": layer"), -1, INT32_MAX)) : -1;
       e.op = t.value("op", "");
       m.tensors.push_back(std::move(e));
     }

@@ -73,5 +73,8 @@ class DumpCollector : public Recorder {
 };
 
 Manifest read_manifest(const std::string& dir);
+// The manifest's checks on its text (`path` names it in errors): what
+// read_manifest does once the file is read, and what the fuzz target feeds.
+Manifest parse_manifest(const std::string& text, const std::string& path);
 
 }  // namespace n3

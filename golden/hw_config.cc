@@ -441,8 +441,15 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where, cons
   HwConfig hw;
   hw.path = where;
   std::map<std::string, std::string> cited;
+  // A key that is a sequence or mapping (`[a]: 1`, `? {a: 1}`) has no text:
+  // yaml-cpp's conversion would throw its own exception past the CLI's
+  // one-line error (found by fuzz_hw_yaml).
+  auto key_text = [&](const YAML::Node& k) {
+    require(k.IsScalar(), where + ":" + std::to_string(line_of(k)) + ": a key must be a plain name");
+    return k.as<std::string>();
+  };
   for (const auto& sec : root) {
-    const std::string s = sec.first.as<std::string>();
+    const std::string s = key_text(sec.first);
     const std::string at_sec = where + ":" + std::to_string(line_of(sec.first)) + ": ";
     if (s == "name" || s == "description") {
       require(sec.second.IsScalar(), at_sec + "'" + s + "' must be a string");
@@ -451,7 +458,7 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where, cons
     }
     require(sec.second.IsMap(), at_sec + "section '" + s + "' must be a mapping");
     for (const auto& kv : sec.second) {
-      const std::string key = s + "." + kv.first.as<std::string>();
+      const std::string key = s + "." + key_text(kv.first);
       const Key* def = find_key(key);
       require(def != nullptr, where + ":" + std::to_string(line_of(kv.first)) + ": unknown hardware parameter '" +
                                   key + "'");

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <climits>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -101,6 +102,9 @@ ModelConfig parse_model_config(const std::string& text, const std::string& where
     // refuse them, as the hardware file does, rather than pick one.
     std::set<std::string> seen;
     for (const auto& kv : root) {
+      // A sequence or mapping as a key has no text; yaml-cpp's conversion
+      // would throw past the one-line error (found by fuzz_model_yaml).
+      require(kv.first.IsScalar(), where + ": a key must be a plain name");
       std::string k = kv.first.as<std::string>();
       require(seen.insert(k).second, where + ":" + std::to_string(kv.first.Mark().line + 1) + ": key '" + k +
                                          "' is given twice");
@@ -208,6 +212,17 @@ void ModelConfig::validate(const std::string& where) const {
                                        ") is not a multiple of num_key_value_heads (" +
                                        std::to_string(kv_heads) + ")");
   require(altup_streams >= 2, where + ": altup_num_inputs must be >= 2");
+  // Products the model computes in int (q_dim(), kv_dim(), the per-layer
+  // embedding width, AltUp's S x S predictor) must fit: each factor alone
+  // passes the checks above, their product would overflow (undefined).
+  auto fits = [&](int64_t a, int64_t b, const char* what) {
+    require(a * b <= INT32_MAX, where + ": " + what + " (" + std::to_string(a) + " x " + std::to_string(b) +
+                                    ") exceeds 2^31 - 1");
+  };
+  fits(q_heads, head_dim, "num_attention_heads x head_dim");
+  fits(kv_heads, head_dim, "num_key_value_heads x head_dim");
+  fits(layers, pl_dim, "num_hidden_layers x hidden_size_per_layer_input");
+  fits(altup_streams, altup_streams, "altup_num_inputs squared");
   require(altup_active == 0, where + ": altup_active_idx must be 0 (n3 models stream 0 as active)");
   require(vocab_pl <= vocab, where + ": vocab_size_per_layer_input (" + std::to_string(vocab_pl) +
                                  ") exceeds vocab_size (" + std::to_string(vocab) + ")");

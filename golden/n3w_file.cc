@@ -59,11 +59,13 @@ void set_sizes(N3wTensor& t) {
 class N3wFile : public WeightSource {
  public:
   explicit N3wFile(const std::string& path);
+  // Reads an image already in memory (`data` outlives the object).
+  N3wFile(const uint8_t* data, uint64_t size, const std::string& what);
   const ModelConfig& config() const override { return cfg_; }
   bool has(const std::string& name) const override { return tensors_.count(name) > 0; }
   MatrixRef matrix(const std::string& name) const override;
   std::vector<float> vec(const std::string& name) const override;
-  std::string describe() const override { return "n3 weights file " + file_.path(); }
+  std::string describe() const override { return "n3 weights file " + path_; }
 
  private:
   const N3wTensor& get_tensor(const std::string& name) const;
@@ -71,17 +73,27 @@ class N3wFile : public WeightSource {
   void read_table(uint64_t table_offset, uint32_t count, uint64_t data_start);
   void verify_checksums(const std::vector<const N3wTensor*>& order) const;
 
-  MappedFile file_;
+  std::unique_ptr<MappedFile> file_;  // null when reading an image in memory
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
   ModelConfig cfg_;
   std::map<std::string, N3wTensor> tensors_;
 };
 
-N3wFile::N3wFile(const std::string& path) : file_(path) { read_header(); }
+N3wFile::N3wFile(const std::string& path)
+    : file_(std::make_unique<MappedFile>(path)), path_(path), data_(file_->data()), size_(file_->size()) {
+  read_header();
+}
+
+N3wFile::N3wFile(const uint8_t* data, uint64_t size, const std::string& what) : path_(what), data_(data), size_(size) {
+  read_header();
+}
 
 void N3wFile::read_header() {
-  const std::string& path = file_.path();
-  const uint8_t* p = file_.data();
-  const uint64_t size = file_.size();
+  const std::string& path = path_;
+  const uint8_t* p = data_;
+  const uint64_t size = size_;
   bool magic = size >= sizeof(kMagic) && std::memcmp(p, kMagic, sizeof(kMagic)) == 0;
   if (!magic) {
     std::string hint;
@@ -128,9 +140,9 @@ void N3wFile::read_header() {
 }
 
 void N3wFile::read_table(uint64_t table_offset, uint32_t count, uint64_t data_start) {
-  const std::string& path = file_.path();
-  const uint8_t* base = file_.data();
-  const uint64_t size = file_.size();
+  const std::string& path = path_;
+  const uint8_t* base = data_;
+  const uint64_t size = size_;
   std::map<std::string, const WeightSpec*> specs;
   const std::vector<WeightSpec> spec_list = weight_specs(cfg_);
   for (const auto& s : spec_list) specs[s.name] = &s;
@@ -204,7 +216,7 @@ void N3wFile::read_table(uint64_t table_offset, uint32_t count, uint64_t data_st
 // a damaged file fails before any compute, with the tensor named. XXH64 runs
 // at several GB/s per core: a 3.5 GB E4B file in about a second once cached.
 void N3wFile::verify_checksums(const std::vector<const N3wTensor*>& order) const {
-  const uint8_t* base = file_.data();
+  const uint8_t* base = data_;
   const int64_t n = static_cast<int64_t>(order.size());
   std::vector<char> bad(order.size(), 0);
 #pragma omp parallel for schedule(dynamic, 1)
@@ -214,7 +226,7 @@ void N3wFile::verify_checksums(const std::vector<const N3wTensor*>& order) const
     if (t.dtype == WDType::INT4 && xxh64(base + t.scales_offset, t.scales_bytes) != t.scales_hash) bad[i] |= 2;
   }
   for (int64_t i = 0; i < n; ++i)
-    require(!bad[i], file_.path() + ": checksum mismatch in tensor '" + order[i]->name + "' (" +
+    require(!bad[i], path_ + ": checksum mismatch in tensor '" + order[i]->name + "' (" +
                          (bad[i] & 1 ? "data" : "scales") + "): the file is corrupt; " + kRemake);
 }
 
@@ -231,9 +243,9 @@ MatrixRef N3wFile::matrix(const std::string& name) const {
   m.dtype = t.dtype;
   m.rows = t.rows();
   m.cols = t.cols();
-  m.data = file_.data() + t.data_offset;
+  m.data = data_ + t.data_offset;
   if (t.dtype == WDType::INT4) {
-    m.scales = reinterpret_cast<const float*>(file_.data() + t.scales_offset);
+    m.scales = reinterpret_cast<const float*>(data_ + t.scales_offset);
     m.group = t.group;
   }
   return m;
@@ -243,7 +255,7 @@ std::vector<float> N3wFile::vec(const std::string& name) const {
   const N3wTensor& t = get_tensor(name);
   std::vector<float> out(static_cast<size_t>(numel(t.shape)));
   if (t.dtype == WDType::F32) {
-    std::memcpy(out.data(), file_.data() + t.data_offset, t.data_bytes);
+    std::memcpy(out.data(), data_ + t.data_offset, t.data_bytes);
   } else {
     MatrixRef m = matrix(name);
     for (int64_t r = 0; r < m.rows; ++r) dequant_row(m, r, out.data() + r * m.cols);
@@ -254,6 +266,10 @@ std::vector<float> N3wFile::vec(const std::string& name) const {
 }  // namespace
 
 std::unique_ptr<WeightSource> open_n3w(const std::string& path) { return std::make_unique<N3wFile>(path); }
+
+std::unique_ptr<WeightSource> parse_n3w(const uint8_t* data, uint64_t size, const std::string& what) {
+  return std::make_unique<N3wFile>(data, size, what);
+}
 
 // ---------------------------------------------------------------------------
 // Writer

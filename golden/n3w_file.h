@@ -24,6 +24,10 @@ constexpr size_t kN3wNameBytes = 160;  // NUL-padded; names are at most 159 byte
 // weight_specs(config), the header and every tensor's checksum) and maps an
 // .n3w file. Throws n3::Error naming the file and what is wrong.
 std::unique_ptr<WeightSource> open_n3w(const std::string& path);
+// The same checks on an image in memory (`what` names it in errors; `data`
+// must outlive the result). open_n3w maps the file and reads it this way;
+// the fuzz target (fuzz/file_targets.h) feeds it bytes.
+std::unique_ptr<WeightSource> parse_n3w(const uint8_t* data, uint64_t size, const std::string& what);
 
 // One tensor's place in the file, as its table record holds it.
 struct N3wTensor {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "base/error.h"
@@ -21,21 +22,24 @@ size_t dtype_bytes(const std::string& d) {
 
 }  // namespace
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
-  const size_t size = file_.size();
+SafetensorsFile::SafetensorsFile(const std::string& path)
+    : file_(path), entries_(parse_safetensors(file_.data(), file_.size(), path)) {}
+
+std::map<std::string, SafetensorsEntry> parse_safetensors(const uint8_t* data, size_t size, const std::string& path) {
+  std::map<std::string, SafetensorsEntry> entries;
   require(size >= 8, path + ": truncated safetensors file (" + std::to_string(size) + " bytes)");
   uint64_t hlen;
-  std::memcpy(&hlen, file_.data(), 8);
+  std::memcpy(&hlen, data, 8);
   require(hlen <= size - 8, path + ": header length " + std::to_string(hlen) +
                                 " runs past the end of the file (" + std::to_string(size) + " bytes)");
   nlohmann::json h;
   try {
-    h = nlohmann::json::parse(file_.data() + 8, file_.data() + 8 + hlen);
+    h = nlohmann::json::parse(data + 8, data + 8 + hlen);
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": malformed safetensors header: " + e.what());
   }
   require(h.is_object(), path + ": safetensors header is not a JSON object");
-  const uint8_t* base = file_.data() + 8 + hlen;
+  const uint8_t* base = data + 8 + hlen;
   const size_t body = size - 8 - hlen;
   for (auto& [name, v] : h.items()) {
     if (name == "__metadata__") continue;
@@ -43,10 +47,22 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
     try {
       SafetensorsEntry e;
       e.dtype = v.at("dtype").get<std::string>();
-      e.shape = v.at("shape").get<Shape>();
+      // nlohmann converts a JSON float (or a negative number) to an integer
+      // with a plain cast: 1e30 is undefined behaviour and -1 wraps; the
+      // format's dimensions and offsets are non-negative integers.
+      auto uint = [&](const nlohmann::json& x, const char* field) {
+        require(x.is_number_unsigned(), where + ": " + field + " must hold non-negative integers (has " + x.dump() + ")");
+        return x.get<uint64_t>();
+      };
+      require(v.at("shape").is_array(), where + ": shape must be a list");
+      for (const auto& d : v.at("shape")) {
+        const uint64_t n = uint(d, "shape");
+        require(n <= uint64_t(INT64_MAX), where + ": dimension " + std::to_string(n) + " beyond 2^63");
+        e.shape.push_back(int64_t(n));
+      }
       auto off = v.at("data_offsets");
       require(off.is_array() && off.size() == 2, where + ": data_offsets must be [begin, end]");
-      uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
+      uint64_t b = uint(off[0], "data_offsets"), en = uint(off[1], "data_offsets");
       size_t es = dtype_bytes(e.dtype);
       require(es != 0, where + ": unknown dtype '" + e.dtype + "'");
       for (int64_t d : e.shape) require(d >= 0, where + ": negative dimension");
@@ -62,14 +78,14 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
                   shape_str(e.shape) + " of " + e.dtype);
       e.data = base + b;
       e.nbytes = en - b;
-      entries_.emplace(name, e);
+      entries.emplace(name, e);
     } catch (const nlohmann::json::exception& ex) {
       throw Error(where + ": malformed header entry: " + ex.what());
     }
   }
   // Two tensors sharing bytes would alias silently (the format forbids it).
   std::vector<std::pair<const SafetensorsEntry*, const std::string*>> by_start;
-  for (const auto& [name, e] : entries_)
+  for (const auto& [name, e] : entries)
     if (e.nbytes) by_start.push_back({&e, &name});
   std::sort(by_start.begin(), by_start.end(), [](const auto& x, const auto& y) {
     return x.first->data != y.first->data ? x.first->data < y.first->data : *x.second < *y.second;
@@ -81,6 +97,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
                 "' overlap (data_offsets " + std::to_string(p.data - base) + ".." + std::to_string(p.data - base + p.nbytes) +
                 " and " + std::to_string(by_start[i].first->data - base) + "..)");
   }
+  return entries;
 }
 
 void write_safetensors(const std::string& path, const std::vector<SafetensorsOut>& tensors) {

@@ -18,6 +18,11 @@ struct SafetensorsEntry {
   size_t nbytes = 0;
 };
 
+// Parses and checks a safetensors image in memory: the entries point into
+// `data`. `path` names it in errors. SafetensorsFile maps the file and reads
+// it this way; the fuzz target (fuzz/file_targets.h) feeds it bytes.
+std::map<std::string, SafetensorsEntry> parse_safetensors(const uint8_t* data, size_t size, const std::string& path);
+
 class SafetensorsFile {
  public:
   explicit SafetensorsFile(const std::string& path);

@@ -137,7 +137,11 @@ const SpaceMemory& Memory::space(isa::Space s) const { return const_cast<Memory*
 
 void load_image(const std::string& path, Memory& mem) {
   MappedFile f(path);
-  parse_image(f.data(), f.size(), path,
+  load_image_bytes(f.data(), f.size(), path, mem);
+}
+
+void load_image_bytes(const uint8_t* data, uint64_t size, const std::string& path, Memory& mem) {
+  parse_image(data, size, path,
               [&](isa::Space s, const std::string& name, uint64_t addr, const uint8_t* data, uint64_t size) {
                 SpaceMemory& m = mem.space(s);
                 require(m.in_range(addr, size),

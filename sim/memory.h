@@ -58,6 +58,9 @@ class Memory {
 //   the bytes (padded with zeros to a multiple of 8). Little-endian.
 // Loading writes every region into its space (checked against capacities).
 void load_image(const std::string& path, Memory& mem);
+// The same on an image in memory (`path` names it in errors): what
+// load_image does once the file is mapped, and what the fuzz target feeds.
+void load_image_bytes(const uint8_t* data, uint64_t size, const std::string& path, Memory& mem);
 // Writes every allocated page, coalesced into runs, atomically (path.tmp,
 // then rename). `name_of(space, addr)` names a run ("" for none).
 void save_image(const std::string& path, const Memory& mem,

@@ -1,0 +1,161 @@
+// Replays the checked-in corpora of the file-reader fuzz targets
+// (tests/fuzz_corpus/<target>/) through their own checks
+// (fuzz/file_targets.h) in the ordinary build, so every input a fuzzer found
+// interesting, and every regression input of a fixed defect, keeps passing
+// without clang. A violated property aborts the test binary; on top of that,
+// the real files among the seeds must load (a reader that refused everything
+// would pass the property alone).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "base/file_util.h"
+#include "fuzz/file_targets.h"
+#include "tests/test_util.h"
+
+namespace n3::test {
+namespace {
+
+struct Replay {
+  int files = 0;
+  std::set<std::string> loaded;  // file names that loaded
+};
+
+Replay replay(const std::string& target, bool (*fn)(const uint8_t*, size_t)) {
+  Replay r;
+  for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/tests/fuzz_corpus/" + target)) {
+    const std::vector<uint8_t> b = read_file_bytes(e.path().string());
+    SCOPED_TRACE(e.path().string());
+    if (fn(b.data(), b.size())) r.loaded.insert(e.path().filename().string());
+    ++r.files;
+  }
+  return r;
+}
+
+void expect_loaded(const Replay& r, const std::vector<std::string>& names) {
+  for (const auto& n : names) EXPECT_TRUE(r.loaded.count(n)) << n << " was refused";
+}
+
+TEST(FileFuzzCorpus, Safetensors) {
+  const Replay r = replay("safetensors", fuzz::fuzz_safetensors);
+  expect_loaded(r, {"two.safetensors", "empty_tensor.safetensors"});
+  // The header of a real checkpoint without its data: every tensor runs past the end.
+  EXPECT_FALSE(r.loaded.count("hf_dev_header_only.safetensors"));
+}
+
+TEST(FileFuzzCorpus, N3w) { expect_loaded(replay("n3w", fuzz::fuzz_n3w), {"micro_per_row.n3w"}); }
+
+TEST(FileFuzzCorpus, Npy) {
+  expect_loaded(replay("npy", fuzz::fuzz_npy), {"ids_i32.npy", "f32_2x3.npy", "dump_layer.npy"});
+}
+
+TEST(FileFuzzCorpus, Manifest) {
+  expect_loaded(replay("manifest", fuzz::fuzz_manifest), {"golden_dump.json", "minimal.json"});
+}
+
+TEST(FileFuzzCorpus, Image) {
+  expect_loaded(replay("image", fuzz::fuzz_image), {"three_regions.img", "empty.img"});
+}
+
+TEST(FileFuzzCorpus, HwYaml) {
+  expect_loaded(replay("hw_yaml", fuzz::fuzz_hw_yaml), {"kv260.yaml", "hbm-server.yaml", "lpddr5x-edge.yaml"});
+}
+
+TEST(FileFuzzCorpus, ModelYaml) {
+  expect_loaded(replay("model_yaml", fuzz::fuzz_model_yaml), {"tiny.yaml", "mid.yaml", "micro.yaml"});
+}
+
+// The regression inputs of the defects the fuzzers found (docs/fuzzing.md),
+// read through the readers themselves: each is refused with one line naming
+// the input and what is wrong.
+std::vector<uint8_t> corpus_file(const std::string& target, const std::string& name) {
+  return read_file_bytes(source_dir() + "/tests/fuzz_corpus/" + target + "/" + name);
+}
+
+template <typename F>
+std::string refusal(F&& load) {
+  try {
+    load();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "loaded";
+  return "";
+}
+
+void expect_one_line(const std::string& m, const std::string& part) {
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  EXPECT_EQ(m.rfind("X", 0), 0u) << m;  // names the input
+  EXPECT_NE(m.find(part), std::string::npos) << m;
+}
+
+// A newline in a malformed shape, a region name or a tensor name came back
+// in the message, splitting it: n3::Error now writes control characters as \xNN.
+TEST(FileFuzzRegression, NewlineInNpyShape) {
+  const auto b = corpus_file("npy", "regress-newline-in-shape.npy");
+  expect_one_line(refusal([&] { parse_npy(b.data(), b.size(), "X"); }), "bad shape 3((");
+  EXPECT_NE(refusal([&] { parse_npy(b.data(), b.size(), "X"); }).find("\\x0a"), std::string::npos);
+}
+
+TEST(FileFuzzRegression, NewlineInImageRegionName) {
+  const auto b = corpus_file("image", "regress-newline-in-region-name.img");
+  sim::Capacities c;
+  c.ddr = c.l2 = c.wbuf = 1 << 20;
+  sim::Memory mem(c);
+  expect_one_line(refusal([&] { sim::load_image_bytes(b.data(), b.size(), "X", mem); }),
+                  "region 0 (\\x07\\x08\\x09\\x0a");
+}
+
+TEST(FileFuzzRegression, ControlCharactersInN3wTensorName) {
+  const auto raw = corpus_file("n3w", "regress-control-char-in-message.n3w");
+  const std::string b = fuzz::n3w_fix_header(raw.data(), raw.size());
+  expect_one_line(refusal([&] { parse_n3w(reinterpret_cast<const uint8_t*>(b.data()), b.size(), "X"); }),
+                  "is not part of a Gemma 3n decoder");
+}
+
+TEST(FileFuzzRegression, NewlineInYamlParserMessage) {
+  const auto b = corpus_file("model_yaml", "regress-newline-in-yaml-error.json");
+  const std::string t(b.begin(), b.end());
+  expect_one_line(refusal([&] { parse_model_config(t, "X", true); }), "malformed YAML/JSON: unknown escape character: \\x0a");
+}
+
+// A mapping or sequence as a key made yaml-cpp's conversion throw its own
+// exception, past the CLI's one-line error (std::terminate in the fuzzer).
+TEST(FileFuzzRegression, MappingAsHardwareKey) {
+  const auto b = corpus_file("hw_yaml", "regress-sequence-key.yaml");
+  expect_one_line(refusal([&] { parse_hw_config(std::string(b.begin(), b.end()), "X"); }),
+                  "X:21: a key must be a plain name");
+}
+
+TEST(FileFuzzRegression, SequenceAsModelKey) {
+  const auto b = corpus_file("model_yaml", "regress-sequence-key.yaml");
+  for (bool strict : {true, false})
+    expect_one_line(refusal([&] { parse_model_config(std::string(b.begin(), b.end()), "X", strict); }),
+                    strict ? "a key must be a plain name" : "missing key");
+}
+
+// nlohmann casts a JSON float to an integer: 4.9e22 as a shape dimension (or a
+// layer) was undefined behaviour (UBSan in fuzz_manifest); the same
+// conversion read safetensors shapes and offsets.
+TEST(FileFuzzRegression, FloatAsManifestInteger) {
+  const auto b = corpus_file("manifest", "regress-float-as-integer.json");
+  expect_one_line(refusal([&] { parse_manifest(std::string(b.begin(), b.end()), "X"); }),
+                  "X: malformed manifest: tensor layers.1: shape must be an integer (is 4.888888888888889e+22)");
+}
+
+TEST(FileFuzzRegression, FloatAsSafetensorsDimension) {
+  const auto b = corpus_file("safetensors", "regress-float-dimension.safetensors");
+  expect_one_line(refusal([&] { parse_safetensors(b.data(), b.size(), "X"); }),
+                  "X: tensor 'a': shape must hold non-negative integers (has 1e+30)");
+}
+
+// Each factor in range, the int product not: q_dim() would overflow.
+TEST(FileFuzzRegression, QDimOverflow) {
+  const auto b = corpus_file("model_yaml", "regress-q-dim-overflow.yaml");
+  expect_one_line(refusal([&] { parse_model_config(std::string(b.begin(), b.end()), "X", true); }),
+                  "num_attention_heads x head_dim (65536 x 65536) exceeds 2^31 - 1");
+}
+
+}  // namespace
+}  // namespace n3::test
