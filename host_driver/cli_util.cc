@@ -2,6 +2,7 @@
 #include "host_driver/cli_util.h"
 
 #include <iostream>
+#include <sstream>
 
 #include "base/atomic_file.h"
 #include "base/error.h"
@@ -28,6 +29,15 @@ bool parse_args(const std::string& cmd, const Args& a, po::options_description& 
 OutputGuard::~OutputGuard() {
   std::error_code ec;
   for (const std::string& p : paths_) std::filesystem::remove_all(p, ec);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> v;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep)) v.push_back(cur);
+  if (!s.empty() && s.back() == sep) v.push_back("");
+  return v;
 }
 
 void check_output(const std::string& path, const std::string& option) {

@@ -2,6 +2,7 @@
 #pragma once
 #include <boost/program_options.hpp>
 #include <string>
+#include <vector>
 
 #include "host_driver/cli.h"
 
@@ -20,6 +21,10 @@ bool parse_args(const std::string& cmd, const Args& a, po::options_description& 
 // exponent, no trailing text) within [lo, hi]; otherwise throws n3::Error
 // naming `what` and the range, echoing at most the first 40 characters.
 uint64_t parse_count(const std::string& text, const std::string& what, uint64_t lo, uint64_t hi);
+
+// `s` cut at every `sep`; a trailing separator gives a last empty item and
+// "" gives none (the sweep's value lists and the CSV readers rely on both).
+std::vector<std::string> split(const std::string& s, char sep);
 
 // Checks, before any compute, that the file an option names can be written
 // (its folder exists and is writable, it is not a directory); an empty path

@@ -20,6 +20,7 @@
 #include "base/file_util.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
+#include "host_driver/cli_util.h"
 #include "host_driver/estimate_report.h"
 #include "runtime/device_compiled.h"
 #include "sim/systemc/timing.h"
@@ -40,15 +41,6 @@ struct Axis {
   std::string key;
   std::vector<std::string> values;
 };
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> v;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep)) v.push_back(cur);
-  if (!s.empty() && s.back() == sep) v.push_back("");
-  return v;
-}
 
 // The point's overrides, the product's index read with the first axis slowest.
 std::vector<HwOverride> point_overrides(const std::vector<Axis>& axes, size_t index) {

@@ -5,19 +5,11 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "host_driver/cli_util.h"
 
 namespace n3::cli {
 
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> v;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep)) v.push_back(cur);
-  if (!s.empty() && s.back() == sep) v.push_back("");
-  return v;
-}
 
 // The cell as a number; NAN when empty (a point without that figure).
 double number(const std::string& cell) {
