@@ -36,6 +36,22 @@ double normal_icdf(double p) {
   return x;
 }
 
+// A model name travels into .n3w headers, reports and terminal lines: it must
+// be text (UTF-8, no control characters), or the canonical YAML the emitter
+// writes would not read back as the same name (a fuzz finding: 0xff bytes).
+bool is_plain_text(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x20 || b == 0x7f) return false;
+    const int n = b < 0x80 ? 0 : (b >> 5) == 0x6 ? 1 : (b >> 4) == 0xe ? 2 : (b >> 3) == 0x1e ? 3 : -1;
+    if (n < 0 || s.size() - i <= static_cast<size_t>(n)) return false;  // (a cut sequence)
+    for (int k = 1; k <= n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
 // Keys n3's YAML accepts: HF's Gemma3nTextConfig names plus `name`.
 const std::set<std::string> kKnownKeys = {
     "name", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
@@ -123,7 +139,10 @@ ModelConfig parse_model_config(const std::string& text, const std::string& where
   }
 
   ModelConfig c;
-  if (root["name"]) c.name = as<std::string>(root["name"], "name", where);
+  if (root["name"]) {
+    c.name = as<std::string>(root["name"], "name", where);
+    require(is_plain_text(c.name), where + ": name '" + c.name + "' is not UTF-8 text without control characters");
+  }
   c.hidden = get_int(root, "hidden_size", where, true);
   c.layers = get_int(root, "num_hidden_layers", where, true);
   c.q_heads = get_int(root, "num_attention_heads", where, true);

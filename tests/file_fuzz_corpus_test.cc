@@ -172,5 +172,22 @@ TEST(FileFuzzRegression, QDimOverflow) {
                   "num_attention_heads x head_dim (65536 x 65536) exceeds 2^31 - 1");
 }
 
+// A name of control characters and 0xff bytes was accepted, and the
+// canonical YAML written for it read back as another name.
+TEST(FileFuzzRegression, BinaryModelName) {
+  const auto b = corpus_file("model_yaml", "regress-binary-name.yaml");
+  // (lenient: the fuzzer read it as config.json, whose unknown keys, such as
+  // its mangled altu\x1cp_active_idx, are ignored)
+  expect_one_line(refusal([&] { parse_model_config(std::string(b.begin(), b.end()), "X", false); }),
+                  "is not UTF-8 text without control characters");
+  // Text in any script stays a name, and survives the canonical YAML.
+  const auto t = read_file_bytes(source_dir() + "/configs/models/tiny.yaml");
+  std::string y(t.begin(), t.end());
+  y.replace(y.find("name: tiny"), 10, "name: \"d\xc3\xa9j\xc3\xa0 \xe6\xa8\xa1\xe5\x9e\x8b\"");
+  const ModelConfig c = parse_model_config(y, "X", true);
+  EXPECT_EQ(c.name, "d\xc3\xa9j\xc3\xa0 \xe6\xa8\xa1\xe5\x9e\x8b");
+  EXPECT_TRUE(parse_model_config(model_config_to_yaml(c), "Y", true) == c);
+}
+
 }  // namespace
 }  // namespace n3::test
