@@ -29,23 +29,50 @@ void check(bool ok, const std::string& why) {
   if (!ok) throw Error("dma (RTL engine): " + why);
 }
 
+// One side of the engine's command: the descriptor record as the ISA
+// encodes it and the values of the registers it names, as the dispatcher
+// resolved them into the view (a ring's row offset reduced mod its rows).
+struct Side {
+  sc_dt::sc_bv<256> rec;
+  uint64_t roff = 0;
+  uint32_t dyn = 0;
+};
+Side side(const sim::View& v, const char* who) {
+  Side s;
+  if (!v.present()) return s;
+  uint64_t w[isa::kDescWords];
+  isa::encode(v.d, w);
+  for (int k = 0; k < isa::kDescWords; ++k) s.rec.range(64 * k + 63, 64 * k) = w[k];
+  const std::string n = who;
+  check(v.d.row_reg != 0 || v.row_off == 0, n + ": a row offset without a row register");
+  check(v.row_off >= 0 && v.row_off < (int64_t(1) << 40) && (!v.d.ring || v.row_off < int64_t(v.d.rows)),
+        n + ": row offset " + std::to_string(v.row_off) + " not resolved (a ring's is below its rows)");
+  s.roff = static_cast<uint64_t>(v.row_off);
+  const bool dyn_rows = v.d.dyn_reg != 0 && v.d.dyn_dim == isa::DynDim::ROWS;
+  const bool dyn_cols = v.d.dyn_reg != 0 && v.d.dyn_dim == isa::DynDim::COLS;
+  check((dyn_rows || v.rows == int64_t(v.d.rows)) && (dyn_cols || v.cols == int64_t(v.d.cols)),
+        n + ": extents differ from the descriptor's without a run-time extent register");
+  s.dyn = static_cast<uint32_t>(dyn_rows ? v.rows : dyn_cols ? v.cols : 0);
+  return s;
+}
+
 }  // namespace
 
 std::vector<DmaJob> DmaRtl::cut(const sim::Issued& in) { return timing::dma_jobs(in); }
 
 struct DmaRtl::Ports {
-  sc_core::sc_signal<bool> rst_n{"rst_n"}, cmd_valid{"cmd_valid"}, cmd_ready{"cmd_ready"}, cmd_snib{"cmd_snib"},
+  sc_core::sc_signal<bool> rst_n{"rst_n"}, cmd_valid{"cmd_valid"}, cmd_ready{"cmd_ready"}, cmd_memset{"cmd_memset"},
       done_valid{"done_valid"}, done_ready{"done_ready"}, done_err{"done_err"}, ar_valid{"ar_valid"},
       ar_ready{"ar_ready"}, r_valid{"r_valid"}, r_ready{"r_ready"}, r_last{"r_last"}, aw_valid{"aw_valid"},
       aw_ready{"aw_ready"}, w_valid{"w_valid"}, w_ready{"w_ready"}, w_last{"w_last"}, b_valid{"b_valid"},
       b_ready{"b_ready"}, busy{"busy"};
-  sc_core::sc_signal<uint32_t> cmd_kind{"cmd_kind"}, cmd_sdt{"cmd_sdt"}, cmd_ddt{"cmd_ddt"}, cmd_smode{"cmd_smode"},
-      cmd_n{"cmd_n"}, cmd_konst{"cmd_konst"}, ar_len{"ar_len"}, r_resp{"r_resp"}, aw_len{"aw_len"},
-      b_resp{"b_resp"};
+  sc_core::sc_signal<uint32_t> cmd_dst_dyn{"cmd_dst_dyn"}, cmd_src_dyn{"cmd_src_dyn"}, cmd_konst{"cmd_konst"},
+      jobs{"jobs"}, ar_len{"ar_len"}, r_resp{"r_resp"}, aw_len{"aw_len"}, b_resp{"b_resp"};
   // Up to 64 strobes: Verilator gives a port of 33 to 64 bits as uint64_t.
   sc_core::sc_signal<std::conditional_t<(kBB > 32), uint64_t, uint32_t>> w_strb{"w_strb"};
-  sc_core::sc_signal<uint64_t> cmd_saddr{"cmd_saddr"}, cmd_scaddr{"cmd_scaddr"}, cmd_bkaddr{"cmd_bkaddr"},
-      cmd_daddr{"cmd_daddr"}, cmd_qaddr{"cmd_qaddr"}, ar_addr{"ar_addr"}, aw_addr{"aw_addr"};
+  sc_core::sc_signal<uint64_t> cmd_dst_roff{"cmd_dst_roff"}, cmd_src_roff{"cmd_src_roff"}, ar_addr{"ar_addr"},
+      aw_addr{"aw_addr"};
+  sc_core::sc_signal<sc_dt::sc_bv<256>> cmd_dst{"cmd_dst"}, cmd_src{"cmd_src"};
   sc_core::sc_signal<sc_dt::sc_bv<kBB * 8>> r_data{"r_data"}, w_data{"w_data"};
 };
 
@@ -66,21 +93,18 @@ DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
   d.rst_n(p.rst_n);
   d.cmd_valid(p.cmd_valid);
   d.cmd_ready(p.cmd_ready);
-  d.cmd_kind(p.cmd_kind);
-  d.cmd_sdt(p.cmd_sdt);
-  d.cmd_ddt(p.cmd_ddt);
-  d.cmd_smode(p.cmd_smode);
-  d.cmd_n(p.cmd_n);
-  d.cmd_saddr(p.cmd_saddr);
-  d.cmd_snib(p.cmd_snib);
-  d.cmd_scaddr(p.cmd_scaddr);
-  d.cmd_bkaddr(p.cmd_bkaddr);
-  d.cmd_daddr(p.cmd_daddr);
-  d.cmd_qaddr(p.cmd_qaddr);
+  d.cmd_memset(p.cmd_memset);
+  d.cmd_dst(p.cmd_dst);
+  d.cmd_src(p.cmd_src);
+  d.cmd_dst_roff(p.cmd_dst_roff);
+  d.cmd_src_roff(p.cmd_src_roff);
+  d.cmd_dst_dyn(p.cmd_dst_dyn);
+  d.cmd_src_dyn(p.cmd_src_dyn);
   d.cmd_konst(p.cmd_konst);
   d.done_valid(p.done_valid);
   d.done_ready(p.done_ready);
   d.done_err(p.done_err);
+  d.jobs(p.jobs);
   d.ar_valid(p.ar_valid);
   d.ar_ready(p.ar_ready);
   d.ar_addr(p.ar_addr);
@@ -149,7 +173,11 @@ void DmaRtl::clock() {
 }
 
 DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing) {
+  // The model's cut: the legality checks the dispatcher traps on, the
+  // memory model's stream sizes, and the job count the RTL walk must match.
   const std::vector<DmaJob> jobs = cut(in);
+  const bool is_memset = in.def->opcode == isa::Opcode::MEMSET;
+  const Side dst = side(in.op("dst"), "dst"), src = is_memset ? Side{} : side(in.op("src"), "src");
   while (!reset_done_) sc_core::wait(reset_done_event_);
   clock_on_ = true;
   clock_go_.notify(sc_core::SC_ZERO_TIME);
@@ -188,10 +216,9 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
   bool r_valid = false, b_valid = false;
   bool cmd_fire = false, ar_fire = false, r_fire = false, aw_fire = false, w_fire = false, b_fire = false,
        done_fire = false;
-  size_t next = 0, done = 0;
+  bool sent = false, done = false;
   int64_t m_first = -1, m_last = -1, m_active = 0;
   DmaRun run;
-  run.jobs = static_cast<int64_t>(jobs.size());
   // The streams' beats, for each burst's share of its stream.
   int64_t read_beats = 0, write_beats = 0, read_at = 0, write_at = 0;
   for (const DmaJob& j : jobs) {
@@ -212,7 +239,7 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
     negedge();
     // The transfers of the rising edge just past.
     if (cmd_fire) {
-      ++next;
+      sent = true;
       p.cmd_valid = false;
       if (m_first < 0) m_first = m;
     }
@@ -266,28 +293,23 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
       b_ready_ps.pop_front();
     }
     if (done_fire) {
-      ++done;
+      done = true;
       m_last = m;
-      run.error_response |= done_err;
+      run.error_response = done_err;
     }
     cmd_fire = ar_fire = r_fire = aw_fire = w_fire = b_fire = done_fire = false;
-    if (done == jobs.size()) break;
+    if (done) break;
 
     // Inputs for the coming edge. A valid, once raised, stays until taken (AXI).
-    if (!p.cmd_valid.read() && next < jobs.size()) {
-      const DmaJob& j = jobs[next];
-      p.cmd_kind = j.kind;
-      p.cmd_sdt = static_cast<uint32_t>(j.sdt);
-      p.cmd_ddt = static_cast<uint32_t>(j.ddt);
-      p.cmd_smode = static_cast<uint32_t>(j.smode);
-      p.cmd_n = j.n;
-      p.cmd_saddr = j.saddr;
-      p.cmd_snib = j.snib;
-      p.cmd_scaddr = j.scaddr;
-      p.cmd_bkaddr = j.bkaddr;
-      p.cmd_daddr = j.daddr;
-      p.cmd_qaddr = j.qaddr;
-      p.cmd_konst = j.konst;
+    if (!p.cmd_valid.read() && !sent) {  // the instruction: one command
+      p.cmd_memset = is_memset;
+      p.cmd_dst = dst.rec;
+      p.cmd_src = src.rec;
+      p.cmd_dst_roff = dst.roff;
+      p.cmd_src_roff = src.roff;
+      p.cmd_dst_dyn = dst.dyn;
+      p.cmd_src_dyn = src.dyn;
+      p.cmd_konst = in.konst;
       p.cmd_valid = true;
     }
     // Memory timing: the front read burst's data, the oldest write's response.
@@ -339,6 +361,11 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
   }
   check(rq.empty() && wq.empty() && b_pending == 0, "bursts left over after the last job");
   p.cmd_valid = false;
+  // The walk cut the instruction as the model does (its addresses are
+  // checked by the bytes, its job shapes by the cycles, timing::dma_cycles).
+  run.jobs = static_cast<int64_t>(p.jobs.read());
+  check(run.jobs == static_cast<int64_t>(jobs.size()),
+        "the walk cut " + std::to_string(run.jobs) + " jobs, the model " + std::to_string(jobs.size()));
   run.cycles = m_last - m_first + 1;  // both ends inclusive: the engine is busy on each
   return run;
 }

@@ -1,12 +1,14 @@
-// The RTL DMA engine (rtl_bridge/rtl/dma/, docs/rtl.md "DMA engine") as a
+// The RTL DMA engine (rtl_bridge/rtl/dma/, docs/rtl_dma.md) as a
 // SystemC module: the Verilated model, its gated clock, a memory model that
 // serves its AXI-like channels from an n3 sim::Memory (with optional random
 // stalls on every channel), and a driver that runs one MEMCPY / MEMSET on it.
-// The driver cuts the instruction into the engine's jobs (DmaRtl::cut): runs
-// of elements that are contiguous in both src and dst (rows of either side,
-// ring wrap and row-register offsets are resolved here, as the dispatcher
-// resolves registers into views), one scale group per job where scales are
-// read or written. Every byte the run writes was computed by the RTL.
+// The driver sends the instruction as one command: both descriptor records
+// as the ISA encodes them and the register values the dispatcher resolved
+// (row offsets, run-time extents); the engine walks the descriptors into
+// its jobs itself (n3_dma_walk). Every address and every byte the run
+// writes was computed by the RTL. The model's cut (DmaRtl::cut) is used
+// for the dispatcher's legality checks, the memory model's stream sizes
+// and to check the RTL walk's job count.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -47,7 +49,7 @@ struct DmaMemTiming {
 struct DmaRun {
   int64_t cycles = 0;  // core clocks from the first command transfer to the last completion, both counted
   int64_t mem_wait_cycles = 0;  // clocks a read beat or a write response waited on DmaMemTiming
-  int64_t jobs = 0;
+  int64_t jobs = 0;  // jobs the RTL walk cut (checked equal to the model's cut)
   bool error_response = false;  // some job reported a non-OKAY response
   // Clocks (from the first command transfer, 0) of the first and last read
   // beat, the first W beat and the last write response (-1: none).
@@ -63,8 +65,9 @@ class DmaRtl : public sc_core::sc_module {
 
   DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path /* "" none */);
   ~DmaRtl() override;
-  // The engine's jobs for MEMCPY / MEMSET `in` (resolved views). Throws
-  // n3::Error (one line) for an instruction the functional simulator traps on.
+  // The model's jobs for MEMCPY / MEMSET `in` (resolved views), the cut the
+  // RTL walk must reproduce. Throws n3::Error (one line) for an instruction
+  // the functional simulator traps on.
   static std::vector<DmaJob> cut(const sim::Issued& in);
   // From an SC_THREAD: runs `in` on the RTL, reading and writing `mem`;
   // `timing` (may be null: data at once) times the bursts.

@@ -15,7 +15,8 @@ using isa::ScaleMode;
 using isa::Space;
 
 const char* const kDmaClasses[] = {"random",  "specials", "binade_edges", "subnormals", "int4_-8", "zero_groups",
-                                   "odd_len", "single_element", "reshape", "ring", "strided", "large", "round_ties"};
+                                   "odd_len", "single_element", "reshape", "ring", "strided", "large", "round_ties",
+                                   "gather", "wrap_last", "group_cuts"};
 const int kNumDmaClasses = sizeof(kDmaClasses) / sizeof(kDmaClasses[0]);
 
 namespace {
@@ -154,17 +155,20 @@ struct Layout {
         return;
       }
   }
-  // A view of rows x cols (ring of `phys` rows at offset `off` when phys > rows or off > 0).
+  // A view of rows x cols: a ring of `phys` rows at offset `off` when
+  // phys > rows or off > 0; with `gather`, rows `off` to off + rows - 1 of a
+  // table that ends with them (a row register, no ring).
   sim::View view(Dtype t, ScaleMode sm, int64_t group, Space s, int64_t rows, int64_t cols, int64_t phys, int64_t off,
-                 int64_t extra_stride) {
+                 int64_t extra_stride, bool gather) {
+    if (gather) phys = off + rows;
     sim::View v;
     v.slot = 1;
     v.d.dtype = t;
     v.d.space = s;
     v.d.cols = static_cast<uint32_t>(cols);
-    v.d.rows = static_cast<uint32_t>(phys);
-    v.d.ring = phys > rows || off > 0 ? 1 : 0;
-    v.d.row_reg = v.d.ring ? 1 : 0;
+    v.d.rows = static_cast<uint32_t>(gather ? rows : phys);
+    v.d.ring = !gather && (phys > rows || off > 0) ? 1 : 0;
+    v.d.row_reg = v.d.ring || gather ? 1 : 0;
     const int64_t eb = std::max<int64_t>(1, isa::dtype_bits(t) / 8);
     v.d.row_stride = static_cast<uint32_t>((isa::data_bytes(t, cols) + eb - 1) / eb * eb + extra_stride * eb);
     v.d.scale_mode = sm;
@@ -215,29 +219,52 @@ DmaVector make_dma_vector(uint64_t seed, int64_t index) {
   if (cls == "odd_len") cols = 2 * uni(r, 0, 30) + 1;
   if (cls == "single_element") rows = cols = 1;
   if (cls == "large") rows = uni(r, 1, 3), cols = uni(r, 200, 1200);
+  if (cls == "gather" && chance(r, 0.3)) rows = 1;  // one row fetched by register: the table's last
   const bool scaled_src = c.ss != ScaleMode::NONE, quant = !c.memset && c.d == Dtype::INT8 && c.s != c.d;
   const ScaleMode sm = quant ? c.ds : c.ss;
   int64_t group = 0;
   if (sm == ScaleMode::GROUP || sm == ScaleMode::TWO_LEVEL)
     group = chance(r, 0.5) ? pick<int64_t>(r, {1, 2, 3, 4, 8, 16, 32}) : uni(r, 1, cols);
-  // Run-time shapes: a dynamic column count below the descriptor's (scale records sized by the latter).
+  // Scale-group cuts at the edges: one group per element, one per row, a
+  // group one short of the row (a one-element last group), just over half.
+  if (cls == "group_cuts" && group > 0)
+    group = pick<int64_t>(r, {1, cols, std::max<int64_t>(1, cols - 1), cols / 2 + 1});
+  // Run-time shapes: a dynamic column count below the descriptor's (scale
+  // records sized by the latter, so a quantiser zeroes their unused entries).
   int64_t dcols = cols;
-  if (chance(r, 0.15) && cols > 1) cols = uni(r, 1, cols);
+  if ((chance(r, 0.15) || (cls == "group_cuts" && chance(r, 0.5))) && cols > 1) cols = uni(r, 1, cols);
   const Space ss = pick<Space>(r, {Space::DDR, Space::L2, Space::WBUF}), ds = pick<Space>(r, {Space::DDR, Space::L2, Space::WBUF});
   const int64_t ex = cls == "strided" ? uni(r, 1, 40) : chance(r, 0.3) ? uni(r, 0, 5) : 0;
-  auto ring = [&](int64_t n, int64_t* phys, int64_t* off) {
+  // Each side's rows: straight, a ring (wrapping at its last row: the view's
+  // first row there, or its last row the ring's row 0), or a gather.
+  auto ring = [&](int64_t n, int64_t* phys, int64_t* off, bool* gather) {
     *phys = n;
     *off = 0;
-    if (cls == "ring" || chance(r, 0.05)) {
+    *gather = false;
+    if (cls == "wrap_last" || chance(r, 0.03)) {
+      *phys = n + uni(r, 0, 3);
+      *off = chance(r, 0.5) ? *phys - 1 : (*phys - n + 1) % *phys;
+    } else if (cls == "gather" || chance(r, 0.05)) {
+      *gather = true;
+      *off = chance(r, 0.2) ? 0 : uni(r, 1, 6);
+    } else if (cls == "ring" || chance(r, 0.05)) {
       *phys = n + uni(r, 0, 4);
       *off = uni(r, 0, *phys - 1);
     }
   };
   auto make = [&](Dtype t, ScaleMode m, Space s, int64_t rr, int64_t cc, int64_t desc_cols) {
     int64_t phys, off;
-    ring(rr, &phys, &off);
-    sim::View v = L.view(t, m, group, s, rr, desc_cols, phys, off, ex);
+    bool gather;
+    ring(rr, &phys, &off, &gather);
+    // A descriptor names one run-time extent: a ring larger than the view
+    // (run-time rows) or fewer columns than the descriptor's, not both.
+    if (cc != desc_cols && phys > rr) phys = rr, off %= rr;
+    sim::View v = L.view(t, m, group, s, rr, desc_cols, phys, off, ex, gather);
     v.cols = cc;
+    if (cc != desc_cols || phys > rr) {  // resolved from a register by the dispatcher
+      v.d.dyn_reg = 2;
+      v.d.dyn_dim = cc != desc_cols ? isa::DynDim::COLS : isa::DynDim::ROWS;
+    }
     return v;
   };
 

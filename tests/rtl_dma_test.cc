@@ -1,5 +1,5 @@
 // The RTL DMA engine against the functional simulator's MEMCPY / MEMSET,
-// through `n3 cosim --unit dma` (docs/rtl.md, "DMA engine"): SystemC
+// through `n3 cosim --unit dma` (docs/rtl_dma.md): SystemC
 // elaborates once per process, so every run is its own n3 process.
 // RtlDma.HundredThousandVectors (100 000 descriptors, the bar) is opt-in
 // (N3_RTL_LARGE=1); .ci/run runs it.
@@ -59,7 +59,7 @@ TEST(RtlDma, TenThousandDescriptorsBitExact) {
   EXPECT_EQ(rtl::kNumDmaConversions, 47);
   expect_coverage(r.out);
   ASSERT_NE(r.out.find("cycles per vector, RTL vs SystemC model formula"), std::string::npos) << r.out;
-  // Calibration (docs/rtl.md "DMA engine"): on every stall-free row the
+  // Calibration (docs/rtl_dma.md): on every stall-free row the
   // model's DMA engine formula (timing::dma_cycles) gives the RTL's cycles
   // exactly, vector by vector, so neither can drift silently.
   std::istringstream in(r.out.substr(r.out.find("cycles per vector")));

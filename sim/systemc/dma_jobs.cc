@@ -1,8 +1,10 @@
 // The DMA engine's jobs (timing::dma_jobs): how a MEMCPY / MEMSET is cut
-// into runs the engine executes one at a time (docs/rtl.md "DMA engine").
-// The RTL driver (rtl_bridge/dma_rtl.cc) feeds these jobs to the Verilated
-// engine and DmaUnit times them with timing::dma_job_cycles, so the model
-// and the RTL cut an instruction the same way.
+// into runs the engine executes one at a time (docs/rtl_dma.md).
+// The RTL engine's descriptor walk (rtl_bridge/rtl/dma/n3_dma_walk.sv)
+// cuts the same jobs in hardware (the driver, rtl_bridge/dma_rtl.cc,
+// checks the count; the cosim, their cycles); DmaUnit times these with
+// timing::dma_job_cycles, so the model and the RTL cut an instruction the
+// same way.
 #include <algorithm>
 
 #include "base/error.h"

@@ -280,7 +280,7 @@ int64_t elem_nibbles(isa::Dtype t) {
 
 // Fitted to n3_dma_engine with a memory that answers the next clock, an
 // instruction's clocks counted from its first command beat to its last
-// completion beat inclusive (docs/rtl.md "DMA engine"). The engine's
+// completion beat inclusive (docs/rtl_dma.md). The engine's
 // read-address generator requests a job's reads while earlier jobs run, so
 // no job after the first waits for an AR. A one-element read phase (the
 // f32 scale, TWO_LEVEL's block byte) takes 4 (arm, the beat, the element,
@@ -362,16 +362,17 @@ double dma_cycles(const Params& p, const sim::Issued& in) {
 namespace {
 
 // Where the engine's stall-free schedule meets the memory (clocks from the
-// first command transfer, 0; measured on n3_dma_engine, docs/rtl.md): the
-// first AR goes at 2 (the command enters the queue, the generator loads the
-// run) and its first beat is taken at 3; a copy's first W beat goes at 7
+// first command transfer, 0; measured on n3_dma_engine, docs/rtl_dma.md):
+// the first AR goes at 3 (the walk registers the command, its first job
+// enters the queue, the generator loads the run) and its first beat is
+// taken at 4; a copy's first W beat goes at 8
 // when one chunk fills it (the beat, s1, s2, the packed beat, W; a clock
 // per further chunk it needs, a scale phase its 4, the quantiser its
 // max|x| pass and 3 more, a fill one clock less); after the last read beat
 // at least 6 clocks follow (its chunk, s1, s2, W, the response, the
 // completion), after the last write response 2 (the completion, counted).
 // The memory answers a request made at an edge from the next falling edge.
-constexpr double kFirstAr = 2, kFirstBeat = 3, kFirstW = 7, kAfterLastBeat = 6, kAfterLastB = 2, kAsk = 0.5;
+constexpr double kFirstAr = 3, kFirstBeat = 4, kFirstW = 8, kAfterLastBeat = 6, kAfterLastB = 2, kAsk = 0.5;
 
 bool dequantises(const DmaJob& j) {
   return j.kind == DmaJob::Copy && j.sdt != j.ddt && (j.sdt == isa::Dtype::INT4 || j.sdt == isa::Dtype::INT8);

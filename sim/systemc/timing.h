@@ -101,8 +101,8 @@ double on_clock(double t, double origin_ps, double clk_ps);
 // as mac_stream_end_ps's tiles: row r has landed at start + (end - start) (r + 1) / rows.
 std::vector<std::pair<double, int64_t>> rows_landing(int64_t rows, double start_ps, double end_ps, int64_t bytes);
 
-// One job of the DMA engine (rtl_bridge/rtl/dma/n3_dma_engine.sv's command
-// port): a run of elements contiguous in src and in dst, one INT8 scale
+// One job of the DMA engine (rtl_bridge/rtl/dma/n3_dma_core.sv's command
+// port, as the engine's walk n3_dma_walk.sv cuts it): a run of elements contiguous in src and in dst, one INT8 scale
 // group, or a constant fill. Addresses are the engine's: {space, byte address}.
 struct DmaJob {
   enum Kind : uint32_t { Copy = 0, Quant = 1, Fill = 2 };  // n3_dma_pkg JK_*
@@ -126,7 +126,7 @@ inline uint64_t dma_engine_addr(isa::Space s, uint64_t a) { return uint64_t(s) <
 // the functional simulator traps on.
 std::vector<DmaJob> dma_jobs(const sim::Issued& in);
 // Core clocks of one job on the DMA engine with a memory that answers the
-// next clock and never stalls (docs/rtl.md "DMA engine", fitted to the RTL):
+// next clock and never stalls (docs/rtl_dma.md, fitted to the RTL):
 // dma_job_cycles, plus per data pass ceil(n / chunk) chunks (chunk: a beat of
 // src for same-dtype copies, a beat of dst for fills, else min(dma_lanes, a
 // beat of src, a beat of dst)), one more where the first chunk straddles two

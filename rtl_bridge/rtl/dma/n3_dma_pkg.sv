@@ -1,4 +1,4 @@
-// The DMA engine's element conversions (docs/rtl.md, "DMA engine"): what
+// The DMA engine's element conversions (docs/rtl_dma.md): what
 // MEMCPY / MEMSET do to one element (sim/exec_dma.cc through sim/view.cc
 // read_row / write_row / dequant and golden/numerics/formats.h), as
 // combinational functions. Every rounding goes through n3_fp_pkg's one
@@ -12,8 +12,8 @@
 package n3_dma_pkg;
   import n3_fp_pkg::*;
 
-  // Job kinds (the command's cmd_kind), cut by the driver from one
-  // MEMCPY / MEMSET (rtl_bridge/dma_rtl.cc).
+  // Job kinds (n3_dma_core's cmd_kind), cut by the walk (n3_dma_walk)
+  // from one MEMCPY / MEMSET.
   localparam logic [1:0] JK_COPY = 2'd0;   // src elements -> dst elements (bits copied or converted)
   localparam logic [1:0] JK_QUANT = 2'd1;  // one INT8 scale group: float src -> codes, then the scale
   localparam logic [1:0] JK_FILL = 2'd2;   // MEMSET: the constant into every dst element
