@@ -74,10 +74,22 @@ void CompiledModel::plan(const HwConfig& hw, const CompiledOptions& o) {
   require(o.resident_bytes >= -1, "the resident-weight bytes must be -1 or more");
   f_ = hw.numerics.formats;
   hw_ = hw_limits(hw);
+  hwc_ = hw;
   dump_all_ = o.dump_all;
   fit_ = comp::largest_chunk(cfg_, f_, hw_);  // larger chunks spill activations to DDR
-  const int chosen = o.evict ? std::max(1, std::min<int>(fit_, int(hw_.kv_cap - cfg_.sliding_window + 1))) : fit_;
-  lay_ = comp::plan_layout(cfg_, f_, hw_, o.max_chunk > 0 ? o.max_chunk : chosen);
+  // No chunk given: the one with the best modelled prefill throughput
+  // (runtime/schedule.h), spilling activations where that pays. kv.policy
+  // evict bounds it: the sliding rings keep window + chunk - 1 rows.
+  const int cap = o.evict ? std::max(1, int(hw_.kv_cap - cfg_.sliding_window + 1)) : 256;
+  if (o.max_chunk == 0) {
+    choice_ = choose_chunk(cfg_, hw, std::min(fit_, cap), cap);
+  } else {
+    choice_ = ChunkChoice{};
+    choice_.chunk = o.max_chunk;
+    choice_.fit = fit_;
+    choice_.why = "given (--chunk)";
+  }
+  lay_ = comp::plan_layout(cfg_, f_, hw_, choice_.chunk);
   sizes_ = comp::chunk_sizes(lay_.max_chunk);
   require(lay_.ddr_end <= hw_.ddr, "the DDR image needs " + std::to_string(lay_.ddr_end) +
                                        " bytes, more than the " + std::to_string(hw_.ddr) + " of " + hw.name);
