@@ -146,6 +146,7 @@ ChunkChoice choose_chunk(const ModelConfig& cfg, const HwConfig& hw, int fit, in
   for (int t = 2; t <= std::min(cap, 256); t *= 2)
     if (t > fit) sizes.push_back(t);
   double best = 0;
+  bool falling = false;
   for (int T : sizes) {
     if (T > cap && T != fit) continue;
     ChunkCandidate c;
@@ -154,8 +155,9 @@ ChunkChoice choose_chunk(const ModelConfig& cfg, const HwConfig& hw, int fit, in
     // and falls once spill traffic and per-token work grow: past the first
     // candidate below the best so far, larger ones are not compiled (E4B:
     // 256 would cost 0.5 s of compile time).
-    if (!ch.candidates.empty() && ch.candidates.back().skipped.empty() &&
-        ch.candidates.back().modelled_tok_s() < best * (1 - kChunkGain)) {
+    if (falling || (!ch.candidates.empty() && ch.candidates.back().skipped.empty() &&
+                    ch.candidates.back().modelled_tok_s() < best * (1 - kChunkGain))) {
+      falling = true;
       c.skipped = "not evaluated: throughput already falls at the smaller chunks";
       ch.candidates.push_back(c);
       continue;

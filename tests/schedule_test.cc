@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/npy.h"
 #include "compiler/layout.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
@@ -152,6 +153,30 @@ TEST(Schedule, CompileReportGivesEveryProgramsBoundAndGaps) {
     EXPECT_LE(s["achieved"].get<double>(), 1 + 1e-9);
     EXPECT_TRUE(s.contains("gaps")) << s["program"];
   }
+}
+
+// The default chunk may spill, and stays bit-identical: gemma3n-dev with
+// the L2 cut to 512 KB (largest chunk in L2: 18) models best at chunk 32,
+// whose activations spill to DDR; a 48-token prompt (32 + 16) and decode
+// steps on func and systemc match the golden model, no --chunk given.
+TEST(Schedule, ChosenSpilledChunkStaysBitIdentical) {
+  const std::string dir = test::temp_dir("sched_spill");
+  const std::string hw = test::hw_variant("sched_spill_hw", {{"memory.l2_bytes", "524288"}});
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 48; ++i) ids.push_back((i * 37 + 5) % 400);
+  write_npy_i32(dir + "/ids.npy", ids);
+  const std::string m = test::fixture("gemma3n-dev/hf");
+  const test::RunResult c = run_n3("compile --model " + m + " --hw " + hw + " -o " + dir + "/c");
+  ASSERT_EQ(c.status, 0) << c.err;
+  const nlohmann::json rep = nlohmann::json::parse(read_file_text(dir + "/c/report.json"));
+  const int chunk = rep["max_chunk"];
+  EXPECT_GT(chunk, rep["largest_chunk_in_l2"].get<int>()) << c.out;
+  EXPECT_EQ(rep["chunk_choice"]["chunk"], chunk);
+  EXPECT_GT(rep["programs"].back()["spill_bytes"].get<uint64_t>(), 0u);
+  const std::string io = " --model " + m + " --hw " + hw + " --ids " + dir + "/ids.npy --feed " +
+                         test::source_dir() + "/configs/demo/feed_ids.npy --dump-all --force";
+  ASSERT_EQ(run_n3("golden --numerics npu" + io + " --dump " + dir + "/g").status, 0);
+  test::expect_sims_match(io, dir, dir + "/g");
 }
 
 }  // namespace
