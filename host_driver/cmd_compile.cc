@@ -1,8 +1,10 @@
 // n3 compile --model M --hw H.yaml -o DIR: compiles Gemma 3n into ISA
-// programs (decode, one token; prefill at the largest chunk that fits L2 and
-// every power of two below it, the set the host covers any prompt with:
-// comp::chunk_sizes) and a report of the memory plan (DDR footprint against capacity,
-// L2 high-water against size). M may be a model YAML: the plan and programs
+// programs (decode, one token; prefill at the chunk of best modelled
+// throughput, runtime/schedule.h, or --chunk, and every power of two below
+// it, the set the host covers any prompt with: comp::chunk_sizes) and a
+// report of the memory plan (DDR footprint against capacity, L2 high-water
+// against size), the chunk choice and, with --report, each program's
+// schedule against its bound. M may be a model YAML: the plan and programs
 // need shapes only. Exits 2 when either memory does not fit.
 #include <algorithm>
 #include <cstdio>
@@ -43,7 +45,7 @@ int cmd_compile(const Args& a) {
   if (!parse_args("compile", a, d, {}, vm, "n3 compile --model M --hw H.yaml -o DIR")) return kExitOk;
   const bool force = vm.count("force") > 0;
   if (file_exists(out) && !force) prepare_output_dir(out, false);
-  require(chunk >= 0, "--chunk must be >= 0 (0: the largest that fits L2)");
+  require(chunk >= 0, "--chunk must be >= 0 (0: the chunk of best modelled prefill throughput)");
   require(resident >= -1, "--resident-bytes must be -1 or more");
   const bool image = vm.count("image") > 0;
   require(image || !vm.count("ids"), "--ids needs --image");

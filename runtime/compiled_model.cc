@@ -41,21 +41,6 @@ const char* dtype_of(const std::string& native) {
 
 }  // namespace
 
-comp::HwLimits hw_limits(const HwConfig& hw) {
-  comp::HwLimits h;
-  h.ddr = uint64_t(hw.memory.ddr_bytes.value);
-  h.l2 = uint64_t(hw.memory.l2_bytes.value);
-  h.wbuf = uint64_t(hw.weight_buffer_bytes());
-  h.kv_cap = hw.kv.cap_tokens.value;
-  h.ddr_latency_bytes = hw.ddr_latency_bytes();
-  return h;
-}
-
-sim::Capacities sim_capacities(const HwConfig& hw) {
-  const comp::HwLimits h = hw_limits(hw);
-  return {h.ddr, h.l2, h.wbuf};
-}
-
 CompiledModel::CompiledModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, const CompiledOptions& o)
     : w_(std::move(w)), cfg_(w_->config()) {
   plan(hw, o);
@@ -70,7 +55,7 @@ CompiledModel::CompiledModel(const ModelConfig& cfg, const HwConfig& hw, const C
 CompiledModel::~CompiledModel() = default;
 
 void CompiledModel::plan(const HwConfig& hw, const CompiledOptions& o) {
-  require(o.max_chunk >= 0, "the prefill chunk must be >= 0 (0: the largest that fits L2)");
+  require(o.max_chunk >= 0, "the prefill chunk must be >= 0 (0: the best modelled)");
   require(o.resident_bytes >= -1, "the resident-weight bytes must be -1 or more");
   f_ = hw.numerics.formats;
   hw_ = hw_limits(hw);
@@ -80,9 +65,11 @@ void CompiledModel::plan(const HwConfig& hw, const CompiledOptions& o) {
   // No chunk given: the one with the best modelled prefill throughput
   // (runtime/schedule.h), spilling activations where that pays. kv.policy
   // evict bounds it: the sliding rings keep window + chunk - 1 rows.
-  const int cap = o.evict ? std::max(1, int(hw_.kv_cap - cfg_.sliding_window + 1)) : 256;
+  // No spilled candidate above the KV cap either: no prompt could run it whole.
+  const int cap = o.evict ? std::max(1, int(hw_.kv_cap - cfg_.sliding_window + 1))
+                          : int(std::max<int64_t>(1, std::min<int64_t>(256, hw_.kv_cap)));
   if (o.max_chunk == 0) {
-    choice_ = choose_chunk(cfg_, hw, std::min(fit_, cap), cap);
+    choice_ = choose_chunk(cfg_, hw, o.evict ? std::min(fit_, cap) : fit_, cap);
   } else {
     choice_ = ChunkChoice{};
     choice_.chunk = o.max_chunk;

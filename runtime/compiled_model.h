@@ -28,10 +28,8 @@
 
 namespace n3 {
 
-// The compiler's view of the hardware file: capacities and the KV cap.
-comp::HwLimits hw_limits(const HwConfig& hw);
-// The simulator's memories for the hardware file.
-sim::Capacities sim_capacities(const HwConfig& hw);
+// hw_limits and sim_capacities (the compiler's and the simulator's view of
+// the hardware file) are declared in runtime/schedule.h, which plans with them.
 
 struct CompiledOptions {
   int max_chunk = 0;            // largest prefill chunk; 0: the best modelled (choose_chunk, runtime/schedule.h)

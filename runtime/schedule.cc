@@ -9,7 +9,6 @@
 #include "base/error.h"
 #include "compiler/layout.h"
 #include "isa/dis.h"
-#include "runtime/compiled_model.h"
 #include "sim/func_sim.h"
 #include "sim/systemc/timing.h"
 #ifdef N3_HAVE_SYSTEMC
@@ -49,6 +48,21 @@ void write_input(sim::FuncSim& s, const comp::Layout& lay, int tokens, int64_t p
 }
 
 }  // namespace
+
+comp::HwLimits hw_limits(const HwConfig& hw) {
+  comp::HwLimits h;
+  h.ddr = uint64_t(hw.memory.ddr_bytes.value);
+  h.l2 = uint64_t(hw.memory.l2_bytes.value);
+  h.wbuf = uint64_t(hw.weight_buffer_bytes());
+  h.kv_cap = hw.kv.cap_tokens.value;
+  h.ddr_latency_bytes = hw.ddr_latency_bytes();
+  return h;
+}
+
+sim::Capacities sim_capacities(const HwConfig& hw) {
+  const comp::HwLimits h = hw_limits(hw);
+  return {h.ddr, h.l2, h.wbuf};
+}
 
 std::vector<std::pair<std::string, double>> ProgramWork::resources() const {
   return {{"SFU", sfu_s}, {"GEMV", gemv_s}, {"GEMM", gemm_s}, {"DDR", ddr_s}};

@@ -20,6 +20,7 @@
 // SystemC model (timing-only), and the longest idle gaps of the unit that
 // binds, each with what the instruction after it waited for.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,9 +28,14 @@
 #include "compiler/lower.h"
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
-#include "nlohmann/json.hpp"
+#include "sim/memory.h"
 
 namespace n3 {
+
+// The compiler's view of the hardware file: capacities and the KV cap.
+comp::HwLimits hw_limits(const HwConfig& hw);
+// The simulator's memories for the hardware file.
+sim::Capacities sim_capacities(const HwConfig& hw);
 
 struct ProgramWork {
   int tokens = 0;
