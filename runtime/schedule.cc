@@ -109,6 +109,11 @@ ProgramWork program_work(const comp::Compiled& c, const comp::Layout& lay, const
       w.sfu_work += double(timing::sfu_work(p, in));
       own = (double(p.timing.sfu_setup_cycles.value) + timing::sfu_cycles(p, in)) * clk;
       mem += ddr / dma_rate;
+      // Its L2 operands over the L2 ports (a wide SFU can outrun them: hbm-server's 16 lanes).
+      double l2 = 0;
+      for (const sim::View& v : in.views)
+        if (v.slot && v.d.space == isa::Space::L2) l2 += timing::l2_ps(p, timing::view_bytes(v)) * 1e-12;
+      mem = std::max(mem, l2 / double(p.timing.l2_ports.value));
     } else if (n.engine == kGemv || n.engine == kGemm) {
       const double macs = double(timing::insn_macs(in));
       const double wb = ddr_of(in.op("w"));
