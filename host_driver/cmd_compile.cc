@@ -1,8 +1,10 @@
 // n3 compile --model M --hw H.yaml -o DIR: compiles Gemma 3n into ISA
-// programs (decode, one token; prefill at the largest chunk that fits L2 and
-// every power of two below it, the set the host covers any prompt with:
-// comp::chunk_sizes) and a report of the memory plan (DDR footprint against capacity,
-// L2 high-water against size). M may be a model YAML: the plan and programs
+// programs (decode, one token; prefill at the chunk of best modelled
+// throughput, runtime/schedule.h, or --chunk, and every power of two below
+// it, the set the host covers any prompt with: comp::chunk_sizes) and a
+// report of the memory plan (DDR footprint against capacity, L2 high-water
+// against size), the chunk choice and, with --report, each program's
+// schedule against its bound. M may be a model YAML: the plan and programs
 // need shapes only. Exits 2 when either memory does not fit.
 #include <algorithm>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include "runtime/compile_outputs.h"
 #include "runtime/device_compiled.h"
 #include "runtime/numerics_select.h"
+#include "runtime/schedule.h"
 
 namespace n3::cli {
 
@@ -28,19 +31,21 @@ int cmd_compile(const Args& a) {
       "hw", po::value(&hw)->default_value(default_hw_path()), "hardware file")(
       "out,o", po::value(&out)->required(), "output directory")(
       "chunk", po::value(&chunk)->default_value(0),
-      "largest prefill chunk (0: the largest that fits L2; larger: activations spill to DDR)")(
+      "largest prefill chunk (0: the best modelled prefill throughput, activations spilled to DDR where that pays)")(
       "resident-bytes", po::value(&resident)->default_value(-1),
       "L2 bytes for resident weights at most (-1: all the programs leave free; 0: stream every weight)")(
       "image", "also write ddr.img (n3 sim --mem-in): the weights and constants in their DDR places (needs weights)")(
       "ids", po::value<std::string>(), "with --image: a prompt (T ids, T one of the program sizes) in the input region, "
                                        "at position 0")(
+      "report", "per program: the binding unit, its bound, the simulated time (timing-only SystemC) and the binding "
+                "unit's longest idle gaps with what they wait for; also in report.json")(
       "dump-all", "accepted for older scripts: every program's symbol table names every tensor it materialises")(
       "force", "overwrite a non-empty output directory");
   po::variables_map vm;
   if (!parse_args("compile", a, d, {}, vm, "n3 compile --model M --hw H.yaml -o DIR")) return kExitOk;
   const bool force = vm.count("force") > 0;
   if (file_exists(out) && !force) prepare_output_dir(out, false);
-  require(chunk >= 0, "--chunk must be >= 0 (0: the largest that fits L2)");
+  require(chunk >= 0, "--chunk must be >= 0 (0: the chunk of best modelled prefill throughput)");
   require(resident >= -1, "--resident-bytes must be -1 or more");
   const bool image = vm.count("image") > 0;
   require(image || !vm.count("ids"), "--ids needs --image");
@@ -52,6 +57,7 @@ int cmd_compile(const Args& a) {
   o.image = image;
   o.model_name = model;
   o.hw_name = hwc.name;
+  o.report = vm.count("report") > 0;
   if (vm.count("ids")) {
     o.prompt = read_ids(vm["ids"].as<std::string>(), m->config().vocab);
     const std::vector<int>& sizes = m->chunk_sizes();
@@ -80,6 +86,8 @@ int cmd_compile(const Args& a) {
   std::printf("weights: %zu tensors resident in L2 (%llu bytes, loaded once by preload.n3p); %llu bytes stay in DDR, streamed through %llu-byte weight-buffer tiles\n",
               r.resident_tensors, static_cast<unsigned long long>(r.resident_weight_bytes),
               static_cast<unsigned long long>(r.streamed_weight_bytes), static_cast<unsigned long long>(r.weight_tile_bytes));
+  std::printf("%s", chunk_choice_text(m->chunk_choice()).c_str());
+  for (const ScheduleReport& s : r.schedule) std::printf("%s", schedule_report_text(s).c_str());
   return kExitOk;
 }
 

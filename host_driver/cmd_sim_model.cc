@@ -2,7 +2,7 @@
 //   n3 sim --backend func|systemc --model M [--hw H.yaml] --ids P.npy [--feed F.npy] --dump DIR [--chunk N]
 //   n3 sim --backend systemc --model M ... [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]]
 // Compiles Gemma 3n for the hardware file (compiler/), runs the prefill in
-// chunks of N (default: the largest that fits L2) and one decode program per
+// chunks of N (default: the chunk of best modelled throughput, runtime/schedule.h) and one decode program per
 // --feed id, and writes the tensors the programs materialise under the golden
 // model's names. With --backend systemc every program runs through the
 // SystemC timing model (docs/timing.md), whose statistics and trace sum over
@@ -64,7 +64,7 @@ int cmd_sim_model(const Args& a) {
       "dump", po::value(&dump), "output dump directory (required unless --timing-only)")(
       "force", "overwrite a non-empty dump directory")(
       "dump-all", "capture every operator output the programs materialise, not only logits and layers")(
-      "chunk", po::value(&chunk)->default_value(0), "prefill chunk (0: the largest that fits L2)")(
+      "chunk", po::value(&chunk)->default_value(0), "prefill chunk (0: the best modelled prefill throughput; larger than the L2 fit: activations spill to DDR)")(
       "resident-bytes", po::value(&resident)->default_value(-1),
       "L2 bytes for resident weights at most (-1: all the programs leave free; 0: stream every weight)")(
       "timing-only", "systemc: timing without weights or arithmetic (same cycles; --dump DIR gets DIR/stats.json, no tensors)")(

@@ -143,8 +143,9 @@ std::string estimate_text(const Estimate& e, const HwConfig& hw) {
   for (const PhaseEstimate& p : e.decode) row(p);
   if (e.req.prompt > 0) {
     row(e.prefill);
-    s += fmt("prefill programs: %s tokens (the compiler's largest chunk: %d, the largest whose activations fit L2)\n",
-             chunks_text(e.prefill_chunks).c_str(), e.max_chunk);
+    s += fmt("prefill programs: %s tokens (the compiler's largest chunk: %d, chosen by modelled throughput; "
+             "the largest whose activations fit L2: %d)\n",
+             chunks_text(e.prefill_chunks).c_str(), e.max_chunk, e.chunk_choice.fit);
     s += fmt("time to first token: %.6g s (prefill of %lld tokens from an empty cache)\n", e.ttft_s,
              static_cast<long long>(e.req.prompt));
     s += fmt("whole request (%lld prompt + %lld new): %.6g s = first token + %lld decode steps, contexts %lld .. %lld "
@@ -155,6 +156,20 @@ std::string estimate_text(const Estimate& e, const HwConfig& hw) {
              e.request_decode_s[1] * 1e3);
   }
   s += fmt("one-time preload of L2-resident weights: %.3f ms (at load, in no request figure)\n", e.preload_s * 1e3);
+  s += "\nschedules (docs/compiler.md, \"Schedule report\"):\n";
+  if (e.req.prompt > 0) {
+    std::string parts;
+    for (const auto& [n, sec] : e.prefill_floor) parts += fmt("%s%s %.3f s", parts.empty() ? "" : ", ", n.c_str(), sec);
+    s += fmt("prefill bound from work no schedule avoids: %s -> %.3f tok/s; simulated %.3f tok/s = %.1f%% of it\n",
+             parts.c_str(), double(e.req.prompt) / e.prefill_floor_s(), e.prefill.tok_s(),
+             100 * e.prefill_floor_s() / e.prefill.sim_s);
+  }
+  for (size_t i = 0; i < e.decode.size(); ++i)
+    s += fmt("decode @%lld: simulated %.3f tok/s = %.1f%% of the DDR roofline (hand calculation: %.3f tok/s)\n",
+             static_cast<long long>(e.decode[i].context), e.decode[i].tok_s(),
+             100 * e.decode[i].tok_s() / e.hand[i].roofline_tok_s(), e.hand[i].roofline_tok_s());
+  s += chunk_choice_text(e.chunk_choice);
+  for (const ScheduleReport& r : e.schedule) s += schedule_report_text(r);
   s += "\nwhere the time goes:\n";
   for (const PhaseEstimate& p : e.decode) s += resources_text(p);
   if (e.req.prompt > 0) s += resources_text(e.prefill);
@@ -223,6 +238,13 @@ std::string estimate_json(const Estimate& e, const HwConfig& hw) {
       j["request"] = {{"prompt", e.req.prompt}, {"new", e.req.new_tokens}, {"s", e.request_s}};
     }
     j["preload_s"] = e.preload_s;
+    j["chunk_choice"] = nlohmann::json::parse(chunk_choice_json(e.chunk_choice).dump());
+    if (e.req.prompt > 0) {
+      for (const auto& [n, sec] : e.prefill_floor) j["prefill"]["floor_s"][n] = sec;
+      j["prefill"]["floor_tok_s"] = double(e.req.prompt) / e.prefill_floor_s();
+      j["prefill"]["of_floor"] = e.prefill_floor_s() / e.prefill.sim_s;
+    }
+    for (const ScheduleReport& r : e.schedule) j["schedule"].push_back(nlohmann::json::parse(schedule_report_json(r).dump()));
     j["busy_total_s"] = e.busy_total_s;
     for (const auto& [k, v] : e.layers) j["layers"].push_back({{"layer", k}, {"s", v}});
     for (const auto& [k, v] : e.ops) j["operators"].push_back({{"operator", k}, {"s", v}});

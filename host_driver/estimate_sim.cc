@@ -24,6 +24,12 @@ HandCalc hand_calc(const ModelConfig& c, const HwConfig& hw, int64_t context) {
   return h;
 }
 
+double Estimate::prefill_floor_s() const {
+  double b = 0;
+  for (const auto& [n, sec] : prefill_floor) b = std::max(b, sec);
+  return b;
+}
+
 const ResourceUse& PhaseEstimate::bound() const {
   return *std::max_element(resources.begin(), resources.end(),
                            [](const ResourceUse& a, const ResourceUse& b) { return a.roof_s < b.roof_s; });
@@ -219,7 +225,22 @@ Estimate run_estimate(const ModelConfig& c, const HwConfig& hw, const EstimateRe
                                                   : decode_at(fm, hw, req.prompt + req.new_tokens - 1, false).total_ps * kPs;
       e.request_s += double(req.new_tokens - 1) * 0.5 * (e.request_decode_s[0] + e.request_decode_s[1]);
     }
+    const double hz = hw.clocks.core_mhz.value * 1e6;
+    e.prefill_floor = {
+        {"SFU element passes", double(e.prefill.sfu_work) / (double(hw.compute.sfu_elems_per_clk.value) * hz)},
+        {"GEMV MACs", e.prefill.resources[2].roof_s},
+        {"GEMM MACs", e.prefill.resources[3].roof_s},
+        {"weights once", e.hand[0].weight_bytes / e.hand[0].roofline_bytes_per_s},
+    };
   }
+  e.chunk_choice = fm.chunk_choice();
+  // The schedule report: each program alone at position 0, simulated again
+  // with its slices (the largest program of the prompt's cover, and decode).
+  if (req.prompt > 0) {
+    const int T = e.prefill_chunks.front();
+    e.schedule.push_back(schedule_report(fm.program(T), fm.layout(), hw, T, true));
+  }
+  e.schedule.push_back(schedule_report(fm.program(1), fm.layout(), hw, 1, true));
   return e;
 #endif
 }

@@ -16,6 +16,7 @@
 #include "golden/hw_config.h"
 #include "golden/model_config.h"
 #include "host_driver/estimate_energy.h"
+#include "runtime/schedule.h"
 
 namespace n3::cli {
 
@@ -90,6 +91,14 @@ struct Estimate {
   // program set, spilled as compiled) and the resident weights above it, vs memory.l2_bytes.
   uint64_t l2_activations = 0, l2_resident = 0, l2_capacity = 0;
   size_t l2_resident_weights = 0;  // how many weights are resident
+  // The compiler's schedules against the hardware (issue 23): how the chunk
+  // was chosen, and the prefill's bound from work no schedule can avoid (the
+  // largest of the SFU element passes over the SFU rate, each engine's MACs
+  // over its MAC rate, the weights streamed once over the memory roofline).
+  ChunkChoice chunk_choice;
+  std::vector<std::pair<std::string, double>> prefill_floor;  // (part, s) for the whole prompt
+  double prefill_floor_s() const;
+  std::vector<ScheduleReport> schedule;  // the prompt's largest program, then the decode program (position 0)
 };
 
 // The positions the request reaches (every context, the prompt's prefill and

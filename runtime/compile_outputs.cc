@@ -122,6 +122,7 @@ CompileSummary write_compiled(CompiledModel& m, const std::string& dir, const Co
   sum.sizes = m.chunk_sizes();
   std::reverse(sum.sizes.begin(), sum.sizes.end());
   rep["chunk_sizes"] = sum.sizes;
+  rep["chunk_choice"] = chunk_choice_json(m.chunk_choice());
   if (const comp::Compiled* pre = m.preload()) {
     write_program(dir, "preload", *pre);
     rep["preload"] = {{"file", "preload.n3p"}, {"instructions", pre->instructions}};
@@ -154,6 +155,13 @@ CompileSummary write_compiled(CompiledModel& m, const std::string& dir, const Co
     }
   }
   rep["l2_high_water"] = sum.l2_high_water;
+  if (o.report) {
+    // Each program at position 0, timing-only (no weights touched).
+    for (int T : sum.sizes) {
+      sum.schedule.push_back(schedule_report(m.program(T), lay, m.hw_config(), T, true));
+      rep["schedule"].push_back(schedule_report_json(sum.schedule.back()));
+    }
+  }
   write_file_atomic(dir + "/report.json", rep.dump(1) + "\n");
   return sum;
 }

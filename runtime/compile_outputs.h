@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/compiled_model.h"
+#include "runtime/schedule.h"
 
 namespace n3 {
 
@@ -17,6 +18,7 @@ struct CompileOutputs {
   std::vector<int32_t> prompt;   // with image: ids in the input region at position 0
   std::string model_name;        // as given on the command line, for the report
   std::string hw_name;
+  bool report = false;           // a schedule report per program (runtime/schedule.h), in report.json too
 };
 
 // The numbers `n3 compile` summarises on stdout.
@@ -26,6 +28,7 @@ struct CompileSummary {
   size_t resident_tensors = 0;
   int max_chunk = 0;
   std::vector<int> sizes;        // program sizes, smallest first
+  std::vector<ScheduleReport> schedule;  // CompileOutputs::report: one per program, as sizes
 };
 
 // Writes the outputs into `dir` (which must exist and be empty, or be

@@ -41,21 +41,6 @@ const char* dtype_of(const std::string& native) {
 
 }  // namespace
 
-comp::HwLimits hw_limits(const HwConfig& hw) {
-  comp::HwLimits h;
-  h.ddr = uint64_t(hw.memory.ddr_bytes.value);
-  h.l2 = uint64_t(hw.memory.l2_bytes.value);
-  h.wbuf = uint64_t(hw.weight_buffer_bytes());
-  h.kv_cap = hw.kv.cap_tokens.value;
-  h.ddr_latency_bytes = hw.ddr_latency_bytes();
-  return h;
-}
-
-sim::Capacities sim_capacities(const HwConfig& hw) {
-  const comp::HwLimits h = hw_limits(hw);
-  return {h.ddr, h.l2, h.wbuf};
-}
-
 CompiledModel::CompiledModel(std::shared_ptr<const WeightSource> w, const HwConfig& hw, const CompiledOptions& o)
     : w_(std::move(w)), cfg_(w_->config()) {
   plan(hw, o);
@@ -70,14 +55,28 @@ CompiledModel::CompiledModel(const ModelConfig& cfg, const HwConfig& hw, const C
 CompiledModel::~CompiledModel() = default;
 
 void CompiledModel::plan(const HwConfig& hw, const CompiledOptions& o) {
-  require(o.max_chunk >= 0, "the prefill chunk must be >= 0 (0: the largest that fits L2)");
+  require(o.max_chunk >= 0, "the prefill chunk must be >= 0 (0: the best modelled)");
   require(o.resident_bytes >= -1, "the resident-weight bytes must be -1 or more");
   f_ = hw.numerics.formats;
   hw_ = hw_limits(hw);
+  hwc_ = hw;
   dump_all_ = o.dump_all;
   fit_ = comp::largest_chunk(cfg_, f_, hw_);  // larger chunks spill activations to DDR
-  const int chosen = o.evict ? std::max(1, std::min<int>(fit_, int(hw_.kv_cap - cfg_.sliding_window + 1))) : fit_;
-  lay_ = comp::plan_layout(cfg_, f_, hw_, o.max_chunk > 0 ? o.max_chunk : chosen);
+  // No chunk given: the one with the best modelled prefill throughput
+  // (runtime/schedule.h), spilling activations where that pays. kv.policy
+  // evict bounds it: the sliding rings keep window + chunk - 1 rows.
+  // No spilled candidate above the KV cap either: no prompt could run it whole.
+  const int cap = o.evict ? std::max(1, int(hw_.kv_cap - cfg_.sliding_window + 1))
+                          : int(std::max<int64_t>(1, std::min<int64_t>(256, hw_.kv_cap)));
+  if (o.max_chunk == 0) {
+    choice_ = choose_chunk(cfg_, hw, o.evict ? std::min(fit_, cap) : fit_, cap);
+  } else {
+    choice_ = ChunkChoice{};
+    choice_.chunk = o.max_chunk;
+    choice_.fit = fit_;
+    choice_.why = "given (--chunk)";
+  }
+  lay_ = comp::plan_layout(cfg_, f_, hw_, choice_.chunk);
   sizes_ = comp::chunk_sizes(lay_.max_chunk);
   require(lay_.ddr_end <= hw_.ddr, "the DDR image needs " + std::to_string(lay_.ddr_end) +
                                        " bytes, more than the " + std::to_string(hw_.ddr) + " of " + hw.name);

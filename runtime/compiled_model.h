@@ -22,18 +22,17 @@
 #include "golden/dump.h"
 #include "golden/hw_config.h"
 #include "golden/weights.h"
+#include "runtime/schedule.h"
 #include "sim/func_sim.h"
 #include "sim/memory.h"
 
 namespace n3 {
 
-// The compiler's view of the hardware file: capacities and the KV cap.
-comp::HwLimits hw_limits(const HwConfig& hw);
-// The simulator's memories for the hardware file.
-sim::Capacities sim_capacities(const HwConfig& hw);
+// hw_limits and sim_capacities (the compiler's and the simulator's view of
+// the hardware file) are declared in runtime/schedule.h, which plans with them.
 
 struct CompiledOptions {
-  int max_chunk = 0;            // largest prefill chunk; 0: the largest that fits L2
+  int max_chunk = 0;            // largest prefill chunk; 0: the best modelled (choose_chunk, runtime/schedule.h)
   int64_t resident_bytes = -1;  // L2 for resident weights at most (-1: what the programs leave free; 0: none)
   bool dump_all = false;        // capture every intermediate tensor, not only layers.N and logits
   // kv.policy evict: with max_chunk 0 the chunk is also at most kv.cap_tokens -
@@ -70,10 +69,13 @@ class CompiledModel {
   const ModelConfig& config() const { return cfg_; }
   const num::Formats& formats() const { return f_; }
   const comp::HwLimits& limits() const { return hw_; }
+  const HwConfig& hw_config() const { return hwc_; }
   const comp::Layout& layout() const { return lay_; }
   int max_chunk() const { return lay_.max_chunk; }
   // The largest chunk whose program fits L2 (larger ones spill activations to DDR).
   int largest_chunk_in_l2() const { return fit_; }
+  // How the largest chunk was chosen (given, or the modelled candidates).
+  const ChunkChoice& chunk_choice() const { return choice_; }
   // The program set, largest first (comp::chunk_sizes).
   const std::vector<int>& chunk_sizes() const { return sizes_; }
   const comp::Compiled& program(int T);
@@ -123,8 +125,10 @@ class CompiledModel {
   ModelConfig cfg_;
   num::Formats f_;
   comp::HwLimits hw_;
+  HwConfig hwc_;
   comp::Layout lay_;
   int fit_ = 1;
+  ChunkChoice choice_;
   std::vector<int> sizes_;
   bool dump_all_ = false;
   std::unique_ptr<sim::Memory> mem_;
