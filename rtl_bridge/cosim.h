@@ -19,7 +19,7 @@
 namespace n3::rtl {
 
 struct CosimOptions {
-  std::string unit;           // "decoder", "gemv", "dma", "sfu" or "fp"
+  std::string unit;           // "decoder", "gemv", "dma", "sfu", "sfu-count" or "fp"
   int64_t vectors = 10000;    // over all shards
   uint64_t seed = 1;
   int shard = 0, shards = 1;  // this process runs the vectors i with i % shards == shard
@@ -76,6 +76,9 @@ CosimReport cosim_dma(const CosimOptions& o, std::ostream& log);
 // The SFU (rtl/sfu/) against the numerics core, one element per vector (a
 // row for the row reductions and row operators).
 CosimReport cosim_sfu(const CosimOptions& o, std::ostream& log);
+// The SFU's 1/n of a row (rtl/sfu/n3_sfu_inv_count.sv) against
+// num::inv_count; vector i is the row length i + 1.
+CosimReport cosim_sfu_count(const CosimOptions& o, std::ostream& log);
 // The GEMV engine's floating-point and BFP leaves (rtl/fp/) against the
 // numerics core; `mismatches` counts leaf results that differ.
 CosimReport cosim_fp(const CosimOptions& o, std::ostream& log);

@@ -98,10 +98,10 @@ struct Harness : sc_core::sc_module {
   }
 
   static bool same_command(const SfuVector& a, const SfuVector& b, int64_t ia, int64_t ib) {
-    // (RMS's k is 1/n of its row: a command per row length, here per vector.)
-    // (A row operator's k and weight are drawn per block; ROPE's k is d/2.)
+    // (A row operator's k and weight are drawn per block; ROPE's k is the row
+    // length d. RMS's rows of any lengths share a command: the unit counts each.)
     return ia / kSfuBlock == ib / kSfuBlock && a.fmt == b.fmt && a.stall == b.stall && !sfu_reads_k(a.func) &&
-           a.func != isa::CvoFunc::RMS && a.k == b.k && a.hasb == b.hasb;
+           a.k == b.k && a.hasb == b.hasb;
   }
 
   void stream(const std::vector<SfuVector>& g, const std::vector<int64_t>& gi) {

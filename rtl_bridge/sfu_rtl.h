@@ -33,8 +33,8 @@ class SfuRtl : public sc_core::sc_module {
 
   SfuRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path /* "" none */);
   ~SfuRtl() override;
-  // From an SC_THREAD: one command (function f, constant k's f32 bits, dst's
-  // format), then the elements in beats of kLanes; `out` gets each result
+  // From an SC_THREAD: one command (function f, the instruction's constant
+  // k's f32 bits, or ROPE's row length d; dst's format), then the elements in beats of kLanes; `out` gets each result
   // (the f32 bits of the value in dst's format), in order. A row reduction
   // (RSUM, RMAX, RSUMSQ, RMS) takes `rows`, the row lengths (summing to the
   // elements): each row from a fresh beat, in_last on its last; `out` gets

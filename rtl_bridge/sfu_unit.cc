@@ -84,16 +84,17 @@ class RtlSfuUnit : public sc::SfuUnit {
     std::vector<int64_t> rows;
     operands(in, f, &elems, &rows);
     const sim::View& y = in.op("dst");
-    // The command's k: the instruction's (SCALE / ADDK / MAXK's constant,
-    // RMSNORM's eps, GTOPK's mult, SOFTCAP's cap, MAGMATCH's floor); for RMS
-    // 1/n of a's rows (num::inv_count) and for ROPE d/2, which the control
-    // gives the unit with the command from the shape.
+    // The command's k: the instruction's constant (SCALE / ADDK / MAXK's,
+    // RMSNORM's eps, GTOPK's mult, SOFTCAP's cap, MAGMATCH's floor), or for
+    // ROPE a's cols d, the descriptor's extent as the control decodes it
+    // (the unit needs d/2 before a row ends: rtl/sfu/n3_sfu.sv). Nothing
+    // derived: the 1/n of RMS and the row operators the unit forms from
+    // its own count of each row's elements.
     const sim::View& a = in.op("a");
     const uint32_t k = sfu_reads_k(f) || f == CvoFunc::RMSNORM || f == CvoFunc::GTOPK || f == CvoFunc::SOFTCAP ||
                                f == CvoFunc::MAGMATCH
                            ? bits_of(in.kf32())
-                       : f == CvoFunc::RMS  ? bits_of(num::inv_count(a.cols))
-                       : f == CvoFunc::ROPE ? static_cast<uint32_t>(a.cols / 2)
+                       : f == CvoFunc::ROPE ? static_cast<uint32_t>(a.cols)
                                             : 0u;
     c_.wait_until(now + setup);
     const double t0 = c_.now_ps();

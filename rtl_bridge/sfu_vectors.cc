@@ -308,7 +308,7 @@ SfuVector make_sfu_vector(uint64_t seed, int64_t index) {
   v.stall = chance(blk, 0.25);
   Rng r = keyed_rng(seed, 0, index);
   if (sfu_is_rowop(v.func)) {
-    // Per block: k (ROPE: d/2, per row), RMSNORM's weight or none.
+    // Per block: k (ROPE: its rows' length d), RMSNORM's weight or none.
     Rng kb = keyed_rng(seed, 0x6b0c1a55ull + uint64_t(v.func), index / kSfuBlock);
     v.k = rowop_k(v.func, kb);
     v.hasb = v.func == F::RMSNORM && chance(kb, 0.75);
@@ -327,12 +327,10 @@ SfuVector make_sfu_vector(uint64_t seed, int64_t index) {
     } else if (v.func == F::ROPE) {
       v.rowb.resize(size_t(len / 2));
       for (uint32_t& a : v.rowb) a = angle(r);
-      v.k = static_cast<uint32_t>(len / 2);  // the command's k: d/2 (the control's, from the shape)
+      v.k = static_cast<uint32_t>(len);  // the command's k: the row length d (a's cols)
     }
   } else if (sfu_is_reduction(v.func)) {
     row_input(static_cast<int>(uni(r, 0, kRowClasses - 1)), r, &v.row, &v.cls);
-    // RMS's command carries 1/n of its rows (num::inv_count), as the bridge sets it.
-    if (v.func == F::RMS) v.k = bits(num::inv_count(static_cast<int64_t>(v.row.size())));
   } else if (sfu_reads_b(v.func) || sfu_reads_k(v.func)) {
     pair_input(v.func, static_cast<int>(uni(r, 0, kPairClasses - 1)), r, &v.a, sfu_reads_k(v.func) ? &v.k : &v.b, &v.cls);
     if (v.func == F::MAC) {  // the old dst value: random, or cancelling the product

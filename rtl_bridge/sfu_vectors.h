@@ -8,12 +8,12 @@
 // format, and whether the streams stall, are drawn per block of
 // kSfuBlock indices (one CVO instruction streams many elements in one
 // format); SCALE / ADDK / MAXK draw their constant k per vector. A vector
-// of a row reduction (RSUM, RMAX, RSUMSQ, RMS; RMS's k is 1/n of its row) is one row: 1 to 16 elements,
+// of a row reduction (RSUM, RMAX, RSUMSQ, RMS) is one row: 1 to 16 elements,
 // one in ten 17 to 100 (one to three wraps of the 32 accumulator lanes).
 // A row operator's vector is a row of 1 to 16 elements, one in four 17 to
 // 100, one in twenty 101 to 300 (ROPE: an even count), its k (eps, mult, cap,
-// floor) and RMSNORM's weight drawn per block (the rows of a block are one
-// command), MAGMATCH's target per row.
+// floor; ROPE's k is its rows' length d) and RMSNORM's weight drawn per block
+// (the rows of a block are one command), MAGMATCH's target per row.
 #pragma once
 #include <cstdint>
 #include <string>

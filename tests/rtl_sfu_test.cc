@@ -7,7 +7,8 @@
 // drawn, each function streams one element a clock at its fixed latency,
 // shards merge to the unsplit run, the waveform is written, a fault injected
 // into any function's result is caught and named, and bad options are
-// refused in one line. SystemC elaborates once per process, so every run is
+// refused in one line; the unit's 1/n of a row is checked for every row
+// length the ISA allows. SystemC elaborates once per process, so every run is
 // its own n3 process. RtlSfu.MillionVectors (1 000 000 per function) is
 // opt-in (N3_RTL_LARGE=1); .ci/run runs it.
 #ifdef N3_HAVE_RTL_SFU
@@ -124,6 +125,36 @@ TEST(RtlSfu, TenThousandVectorsPerFunctionBitExact) {
     ASSERT_TRUE(s.cycles.count(name + " stream")) << name;
     EXPECT_EQ(s.cycles.at(name + " stream").second, s.cycles.at(name + " stream").first) << name;
   }
+}
+
+// The 1/n the unit forms from its count of a row's elements (RMS, RMSNORM,
+// GTOPK, MAGMATCH: n3_fp_pkg::fp_inv_count) is num::inv_count's for every
+// row length the ISA allows, 1 .. 2^24 - 1 (a descriptor's cols has 24
+// bits): `n3 cosim --unit sfu-count` over all of them (about 3 s); a wrong
+// bit at the last length is caught and named; shards cover the lengths.
+TEST(RtlSfu, OneOverNOfEveryRowLength) {
+  const int64_t all = (int64_t(1) << 24) - 1;
+  const std::regex head(R"(cosim sfu-count: seed \d+, (\d+) of (\d+) vectors \(shard 0/1\), (\d+) mismatches)");
+  std::smatch m;
+  const test::RunResult r = test::run_n3("cosim --unit sfu-count --vectors " + std::to_string(all));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  ASSERT_TRUE(std::regex_search(r.out, m, head)) << r.out;
+  EXPECT_EQ(std::stoll(m[1]), all);
+  EXPECT_EQ(std::stoll(m[3]), 0) << r.out;
+  EXPECT_NE(r.out.find("class inv_count.power_of_two       24\n"), std::string::npos) << r.out;  // 2^0 .. 2^23
+  {
+    test::ScopedEnv env("N3_COSIM_SFU_COUNT_INJECT", std::to_string(all));
+    const test::RunResult bad = test::run_n3("cosim --unit sfu-count --vectors " + std::to_string(all));
+    EXPECT_EQ(bad.status, 1) << bad.out << bad.err;
+    ASSERT_TRUE(std::regex_search(bad.out, m, head)) << bad.out;
+    EXPECT_EQ(std::stoll(m[3]), 1) << bad.out;
+    EXPECT_TRUE(std::regex_search(bad.out, std::regex("first mismatch: vector 16777214: inv_count\\(16777215\\): rtl "
+                                                      "0x[0-9a-f]{8}, numerics 0x[0-9a-f]{8}")))
+        << bad.out;
+  }
+  const test::RunResult shard = test::run_n3("cosim --unit sfu-count --vectors 1000 --shard 2/3");
+  ASSERT_EQ(shard.status, 0) << shard.out << shard.err;
+  EXPECT_NE(shard.out.find("333 of 1000 vectors (shard 2/3), 0 mismatches"), std::string::npos) << shard.out;
 }
 
 TEST(RtlSfu, InjectedMismatchIsCaughtAndNamed) {

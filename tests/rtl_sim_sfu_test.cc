@@ -7,6 +7,7 @@
 #if defined(N3_HAVE_RTL_SFU) && defined(N3_HAVE_RTL_DMA) && defined(N3_HAVE_RTL_GEMV)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -74,6 +75,11 @@ TEST(RtlSimSfu, TinyPromptAndDecodeWithEveryEngineOnTheRtlMatchGoldenAndTheModel
   RunResult d = run_n3("diff " + cand + " " + dir + "/ref");
   EXPECT_EQ(d.status, 0) << d.out << d.err;
   EXPECT_NE(d.out.find("reference-only=0"), std::string::npos) << d.out;
+  // Identical, not merely within the diff's tolerance: every tensor compared.
+  EXPECT_GT(match_ll(d.out, "compared=([0-9]+)"), 0) << d.out;
+  EXPECT_EQ(match_ll(d.out, "identical=([0-9]+)"), match_ll(d.out, "compared=([0-9]+)")) << d.out;
+  EXPECT_EQ(match_ll(d.out, "within-tol=([0-9]+)"), 0) << d.out;
+  EXPECT_EQ(match_ll(d.out, "differs=([0-9]+)"), 0) << d.out;
   // Every CVO went to the RTL or is counted as not on it; the element-wise
   // ones the model uses (add, mac, gelu, ...) did go to the RTL.
   const auto stats = nlohmann::json::parse(read_file_text(cand + ".json"));
@@ -89,6 +95,33 @@ TEST(RtlSimSfu, TinyPromptAndDecodeWithEveryEngineOnTheRtlMatchGoldenAndTheModel
                                                     "[0-9]+")))
         << f << "\n" << s.err;
   expect_sfu_within(s.err, on);
+  // The GEMV's and the DMA's per-instruction cycles, each within its
+  // bridge's tolerance of the model (GEMV: 2 % or one cycle; DMA: 2 %, the
+  // model given the memory answers the RTL got), every instruction of the
+  // unit on the RTL, and each unit's total within 2 %.
+  const auto count = [&](const char* unit) {
+    return stats.at("counts").at("instructions").at(unit).get<long long>();
+  };
+  const long long gemv = match_ll(s.err, "rtl gemv: ([0-9]+) instructions, RTL");
+  EXPECT_GT(gemv, 0) << s.err;
+  EXPECT_EQ(gemv, count("GEMV")) << s.err;  // (the GEMM array has no RTL: docs/rtl.md)
+  const std::string gw = "rtl gemv: ([0-9]+) within 2%, ([0-9]+) more within one cycle, ([0-9]+) beyond both";
+  EXPECT_EQ(match_ll(s.err, gw) + match_ll(s.err, gw, 2), gemv) << s.err;
+  EXPECT_EQ(match_ll(s.err, gw, 3), 0) << s.err;
+  const long long dma = match_ll(s.err, "rtl dma: ([0-9]+) instructions compared byte for byte");
+  EXPECT_GT(dma, 0) << s.err;
+  EXPECT_EQ(dma, count("DMA")) << s.err;
+  EXPECT_EQ(match_ll(s.err, "rtl dma: ([0-9]+) within 2%, ([0-9]+) beyond"), dma) << s.err;
+  EXPECT_EQ(match_ll(s.err, "rtl dma: ([0-9]+) within 2%, ([0-9]+) beyond", 2), 0) << s.err;
+  for (const char* u : {"gemv", "dma"}) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        s.err, m, std::regex(std::string("rtl ") + u + ": [^\\n]*RTL ([0-9]+) cycles[^\\n]*, model ([0-9]+) cycles")))
+        << u << "\n" << s.err;
+    const double rtl = std::stod(m[1]), model = std::stod(m[2]);
+    EXPECT_GT(rtl, 0) << u;
+    EXPECT_LE(std::fabs(model - rtl), 0.02 * rtl) << u << "\n" << s.err;
+  }
   const double total = stats.at("total_cycles").get<double>();
   EXPECT_LE(std::fabs(total - model_total), 0.02 * model_total) << total << " vs " << model_total;
   std::printf("--rtl gemv,sfu,dma: run total %.0f cycles, timing model alone %.0f (%+.3f%%)\n", total, model_total,
@@ -103,16 +136,16 @@ TEST(RtlSimSfu, TinyPromptAndDecodeWithEveryEngineOnTheRtlMatchGoldenAndTheModel
 
 // Random f32 data: moderate values with a few specials (NaN, infinities,
 // signed zeros, subnormals) so the functions' edges are crossed.
-std::string random_floats(size_t n, uint32_t seed) {
+std::string random_floats(size_t n, uint32_t seed, bool specials = true) {
   std::string b(n * 4, '\0');
   uint32_t s = seed;
-  const uint32_t specials[] = {0x7fc00000u, 0x7f800000u, 0xff800000u, 0x80000000u, 0x00000000u, 0x00000123u, 0x80400000u};
+  const uint32_t kSpecials[] = {0x7fc00000u, 0x7f800000u, 0xff800000u, 0x80000000u, 0x00000000u, 0x00000123u, 0x80400000u};
   for (size_t i = 0; i < n; ++i) {
     s = s * 1103515245u + 12345u;
     float f = (float((s >> 8) & 0xffff) / 65536.0f - 0.5f) * 12.0f;
     uint32_t u;
     std::memcpy(&u, &f, 4);
-    if ((s >> 28) == 0 && i % 3 == 0) u = specials[(s >> 4) % 7];
+    if (specials && (s >> 28) == 0 && i % 3 == 0) u = kSpecials[(s >> 4) % 7];
     std::memcpy(&b[i * 4], &u, 4);
   }
   return b;
@@ -196,6 +229,155 @@ TEST(RtlSimSfu, ProgramOfEveryKindGivesTheFunctionalCoresMemory) {
   ASSERT_TRUE(w.opened) << "GTKWave's reader cannot open it";
   EXPECT_GT(w.end_time, 0u);
   EXPECT_TRUE(w.mentions("npu.sfu.rtl")) << "the SFU's own model";
+}
+
+// The instruction slices of one engine's track of a --trace file (start,
+// end in us), in order of start.
+std::vector<std::pair<double, double>> trace_slices(const std::string& path, const std::string& track) {
+  const auto j = nlohmann::json::parse(read_file_text(path));
+  const auto& ev = j.is_object() ? j.at("traceEvents") : j;
+  int tid = -1;
+  for (const auto& e : ev)
+    if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" && e.at("args").value("name", "") == track)
+      tid = e.at("tid").get<int>();
+  std::vector<std::pair<double, double>> out;
+  for (const auto& e : ev)
+    if (e.value("cat", "") == "instruction" && e.value("tid", -2) == tid) {
+      const double t = e.at("ts").get<double>();
+      out.push_back({t, t + e.at("dur").get<double>()});
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// `--vcd W.fst --vcd-instructions N` with the SFU alone, the DMA alone and
+// all three units: each unit's file holds its own signals (no other unit's),
+// (the GEMV's too with all three), and its last time lies between the end
+// of that unit's N-th instruction in the run's --trace (less two clocks:
+// the slice ends after the driver's last sample, measured half a clock for
+// the SFU and the DMA, 1.5 for the GEMV) and the start of its (N+1)-th (plus
+// a clock), where the whole run's file goes on to the unit's last one. The
+// SFU's file holds exactly N commands (cmd_valid rises once a CVO), the
+// whole run's one a CVO. The run's memory is unchanged by the limit.
+TEST(RtlSimSfu, WaveformOfTheFirstNInstructionsOfEachUnit) {
+  const std::string dir = temp_dir("rtl_sim_sfu_vcd");
+  const std::string io = tiny_io(dir, 3, 1);
+  const double clk_us = 1.0 / 400.0;  // kv260's core clock, 400 MHz
+  const int n = 7;
+  for (const std::string units : {"sfu", "dma", "gemv,sfu,dma"}) {
+    const std::string tag = dir + "/" + units;
+    RunResult full = run_n3("sim --backend systemc --rtl " + units + io + " --dump " + tag + ".full --vcd " + tag +
+                            ".all.fst --trace " + tag + ".json");
+    ASSERT_EQ(full.status, 0) << full.err;
+    RunResult first = run_n3("sim --backend systemc --rtl " + units + io + " --dump " + tag + ".first --vcd " + tag +
+                             ".fst --vcd-instructions " + std::to_string(n));
+    ASSERT_EQ(first.status, 0) << first.err;
+    EXPECT_EQ(run_n3("diff " + tag + ".first " + tag + ".full").status, 0) << units;
+    const bool several = units.find(',') != std::string::npos;
+    const std::vector<std::string> check = several ? std::vector<std::string>{"gemv", "sfu", "dma"}
+                                                   : std::vector<std::string>{units};
+    for (const std::string& u : check) {
+      const std::string suffix = several ? "." + u + ".fst" : ".fst";
+      const FstFile w = read_fst(tag + suffix), all = read_fst(tag + ".all" + suffix);
+      ASSERT_TRUE(w.opened && all.opened) << units << " " << u << ": GTKWave's reader cannot open it";
+      EXPECT_TRUE(w.mentions("npu." + u + ".rtl") && w.has("cmd_valid") && w.has("clk")) << units << " " << u;
+      for (const char* other : {"gemv", "sfu", "dma"})
+        if (other != u) EXPECT_FALSE(w.mentions(std::string("npu.") + other + ".rtl")) << units << " " << u;
+      EXPECT_EQ(w.names, all.names) << units << " " << u;
+      const auto s = trace_slices(tag + ".json", u == "sfu" ? "SFU" : u == "dma" ? "DMA" : "GEMV");
+      ASSERT_GT(s.size(), size_t(n)) << units << " " << u;
+      const double end = w.us(w.end_time), all_end = all.us(all.end_time);
+      std::printf("--rtl %s, %s: the first %d end at %.4f us (instruction %d [%.4f, %.4f], %d [%.4f, %.4f]); the whole "
+                  "run's at %.4f (its last instruction ends %.4f)\n",
+                  units.c_str(), u.c_str(), n, end, n, s[n - 1].first, s[n - 1].second, n + 1, s[n].first, s[n].second,
+                  all_end, s.back().second);
+      EXPECT_GE(end, s[n - 1].second - 2 * clk_us) << units << " " << u;
+      EXPECT_LE(end, s[n].first + clk_us) << units << " " << u;
+      EXPECT_GE(all_end, s.back().second - 2 * clk_us) << units << " " << u;
+      if (u == "sfu") {
+        EXPECT_EQ(rises(tag + suffix, "cmd_valid").size(), size_t(n)) << units;
+        EXPECT_EQ(rises(tag + ".all" + suffix, "cmd_valid").size(), s.size()) << units;
+      }
+    }
+  }
+}
+
+// RMS over one row of each edge length (1 .. 3, either side of the 32
+// accumulator lanes' wraps, of 2^12 and of 2^16), and RMSNORM, GTOPK and
+// MAGMATCH over rows up to 4097: the 1/n the unit forms from its count of
+// each row's elements gives the functional core's memory, every instruction
+// compared bit for bit (finite data: a NaN would hide 1/n). Every length
+// the ISA allows goes through the 1/n itself in RtlSfu.OneOverNOfEveryRowLength.
+std::string row_length_program(const std::vector<int64_t>& rms, const std::vector<int64_t>& rowops,
+                               const std::string& space) {
+  std::string p, code;
+  auto desc = [&](const std::string& name, const std::string& sp, uint64_t base, int64_t cols) {
+    char b[200];
+    std::snprintf(b, sizeof b, ".desc %s dtype=f32 space=%s base=0x%llx rows=1 cols=%lld row_stride=%lld\n",
+                  name.c_str(), sp.c_str(), static_cast<unsigned long long>(base), static_cast<long long>(cols),
+                  static_cast<long long>((cols * 4 + 15) / 16 * 16));
+    p += b;
+  };
+  int64_t longest = 1;
+  for (int64_t n : rms) longest = std::max(longest, n);
+  for (int64_t n : rowops) longest = std::max(longest, n);
+  // L2: results (one a RMS), the target, then a row operator's output row.
+  desc("one", "l2", 0x100, 1);
+  for (size_t i = 0; i < rms.size(); ++i) {
+    const std::string x = "x" + std::to_string(i), r = "r" + std::to_string(i);
+    desc(x, space, space == "l2" ? 0x10000 : 0, rms[i]);
+    desc(r, "l2", 0x200 + 16 * i, 1);
+    code += "    cvo.rms dst=" + r + " a=" + x + "\n";
+  }
+  for (size_t i = 0; i < rowops.size(); ++i) {
+    const std::string x = "a" + std::to_string(i), y = "y" + std::to_string(i);
+    desc(x, space, space == "l2" ? 0x10000 : 0, rowops[i]);
+    desc(y, "l2", 0x10000 + uint64_t(longest * 4 + 15) / 16 * 16, rowops[i]);
+    code += "    cvo.rmsnorm dst=" + y + " a=" + x + " k=eps\n    cvo.gtopk dst=" + y + " a=" + x +
+            " k=mult\n    cvo.magmatch dst=" + y + " a=" + x + " b=one k=floor\n";
+  }
+  return p + code + "    sys.halt\n.const eps f32 1e-06\n.const mult f32 1.6448536\n.const floor f32 1e-05\n";
+}
+
+TEST(RtlSimSfu, RowsOfEdgeLengthsGiveTheFunctionalCoresMemory) {
+  const std::string dir = temp_dir("rtl_sim_sfu_rowlen");
+  const std::vector<int64_t> rms = {1, 2, 3, 31, 32, 33, 63, 64, 65, 4095, 4096, 4097, 65535, 65536, 65537},
+                             rowops = {1, 2, 3, 32, 33, 4097};
+  write_file_atomic(dir + "/p.s", row_length_program(rms, rowops, "l2"));
+  ASSERT_EQ(run_n3("asm " + dir + "/p.s -o " + dir + "/p.n3p").status, 0);
+  write_file_atomic(dir + "/one.bin", random_floats(4, 7, false));
+  write_file_atomic(dir + "/x.bin", random_floats(65540, 11, false));
+  const std::string run = "sim --program " + dir + "/p.n3p --load l2:0x100=" + dir + "/one.bin --load l2:0x10000=" +
+                          dir + "/x.bin";
+  RunResult f = run_n3(run + " --backend func --mem-out " + dir + "/func.img");
+  ASSERT_EQ(f.status, 0) << f.err;
+  RunResult s = run_n3(run + " --backend systemc --rtl sfu --mem-out " + dir + "/sfu.img");
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(read_file_bytes(dir + "/sfu.img"), read_file_bytes(dir + "/func.img"));
+  const long long n = static_cast<long long>(rms.size() + 3 * rowops.size());
+  EXPECT_EQ(sfu_on_rtl(s.err), n) << s.err;
+  expect_sfu_within(s.err, n);
+}
+
+// Opt-in (N3_RTL_LARGE=1): RMS of the longest row the ISA allows, 2^24 - 1
+// elements (64 MiB of f32 in DDR; about 17 M clocks of the RTL).
+TEST(RtlSimSfu, RmsOfTheLongestRow) {
+  if (!opt_in("N3_RTL_LARGE")) GTEST_SKIP() << "set N3_RTL_LARGE=1 to run RMS over a row of 2^24 - 1 elements";
+  const std::string dir = temp_dir("rtl_sim_sfu_longest");
+  const int64_t n = (int64_t(1) << 24) - 1;
+  write_file_atomic(dir + "/p.s", row_length_program({n}, {}, "ddr"));
+  ASSERT_EQ(run_n3("asm " + dir + "/p.s -o " + dir + "/p.n3p").status, 0);
+  write_file_atomic(dir + "/one.bin", random_floats(4, 7, false));
+  write_file_atomic(dir + "/x.bin", random_floats(size_t(n), 13, false));
+  const std::string run =
+      "sim --program " + dir + "/p.n3p --load l2:0x100=" + dir + "/one.bin --load ddr:0=" + dir + "/x.bin";
+  RunResult f = run_n3(run + " --backend func --mem-out " + dir + "/func.img");
+  ASSERT_EQ(f.status, 0) << f.err;
+  RunResult s = run_n3(run + " --backend systemc --rtl sfu --mem-out " + dir + "/sfu.img");
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(read_file_bytes(dir + "/sfu.img"), read_file_bytes(dir + "/func.img"));
+  EXPECT_EQ(sfu_on_rtl(s.err), 1) << s.err;
+  expect_sfu_within(s.err, 1);
 }
 
 // A difference between the RTL and the functional core stops the run at the

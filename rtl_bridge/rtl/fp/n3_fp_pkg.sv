@@ -413,6 +413,16 @@ package n3_fp_pkg;
     return fp_round_pack(neg, q, xa - xb - 20'sd40, r != 64'd0, FMT_F32);
   endfunction
 
+  // 1/n of a row of n elements as num::inv_count gives it (recip(float(n)):
+  // float(n) exact below 2^24, the quotient correctly rounded). The SFU
+  // counts each row's elements and forms this itself (RMS beside its
+  // reduction tree, RMSNORM / GTOPK / MAGMATCH in their scalar tails); every
+  // n the ISA allows (1 .. 2^24 - 1, a descriptor's 24-bit cols) is checked
+  // against the C++ by `n3 cosim --unit sfu-count` (n3_sfu_inv_count).
+  function automatic logic [31:0] fp_inv_count(logic [31:0] n);
+    return fp_div(32'h3f80_0000, int_to_f32(n));
+  endfunction
+
   // num::rne_to_int of a finite f32 with |v| < 2^30: v rounded to the
   // nearest integer, ties to even (num::shift_rne of its significand).
   function automatic logic signed [31:0] rne_to_int(logic [31:0] v);

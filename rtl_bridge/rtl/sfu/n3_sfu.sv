@@ -20,15 +20,21 @@
 // into dst's format; out_y[0] carries it (out_mask 1).
 //
 // RMS (num::rms: sqrt_rn(tree_sumsq(x) * inv_count(n))) is RSUMSQ with a
-// longer tail: the tree's sum times the command's k, which the control
-// sets to 1/n of the instruction's rows (num::inv_count: one n per CVO),
-// then SQRT's program (n3_sfu_pkg::sqrt_step 0..5), one step a stage, then
-// the rounding: 6 clocks more than the other reductions.
+// longer tail: the tree's sum times 1/n, then SQRT's program
+// (n3_sfu_pkg::sqrt_step 0..5), one step a stage, then the rounding: 6
+// clocks more than the other reductions. n is the row's elements, which the
+// tail counts beside the accumulator lanes; at the row's end the count
+// enters the tree beside its first level and its 1/n (inv_count) the
+// second, so 1/n is ready with the tree's sum and costs no clock. Rows of
+// any lengths may share a command.
 //
 // The fused row operators (n3_sfu_row_pkg, docs/rtl.md "SFU row operators"):
 // SOFTCAP and ROPE are element programs (ROPE streams rows, in_last on each
 // row's last beat: the element's index in its row says which half of the
-// pair it is, k holding d/2). RMSNORM, SOFTMAX, GTOPK and MAGMATCH re-read
+// pair it is, against d/2 of k's row length d: the rotation needs the half
+// 12 clocks after the element enters, when a row of more than 13 beats has
+// not ended, so the command carries d, the instruction's cols, rather than
+// the unit counting it). RMSNORM, SOFTMAX, GTOPK and MAGMATCH re-read
 // each row once a pass (row_passes): the row's beats stream in again each
 // pass, in_last on the pass's last beat. A reduction pass runs its element
 // program into the reduction tail; the tree's result goes to the scalar
@@ -47,8 +53,9 @@ module n3_sfu
   input logic cmd_valid,
   output logic cmd_ready,
   input logic [5:0] cmd_func,  // n3_isa_pkg::cvo_func_e (every CVO function)
-  input logic [31:0] cmd_k,    // the constant (f32 bits): SCALE / ADDK / MAXK's, RMS's 1/n, RMSNORM's eps, GTOPK's
-                               // mult, SOFTCAP's cap, MAGMATCH's floor; ROPE: d/2 (an integer)
+  input logic [31:0] cmd_k,    // the instruction's constant (f32 bits): SCALE / ADDK / MAXK's, RMSNORM's eps,
+                               // GTOPK's mult, SOFTCAP's cap, MAGMATCH's floor; ROPE: the row length d (an
+                               // integer: a's cols); others: unused
   input logic cmd_hasb,        // RMSNORM: b (the weight) streams in
   input logic [1:0] cmd_fmt,   // dst's format: results rounded into it
   // elements in (f32 bits; b: the second operand of ADD .. MAC, RMSNORM's weight, MAGMATCH's
@@ -85,6 +92,9 @@ module n3_sfu
   logic [4:0] cnt;
   logic [5:1][15:0][31:0] tr;
   logic [12:1] rv;     // rv[6]: a reduction's result; RMS goes on to rv[12]
+  logic [31:0] rlen;   // RMS: the row's elements so far, then (rnum) at its end, then 1/n beside the tree
+  logic [31:0] rnum;
+  logic [5:2][31:0] rinv;
   sfu_st_t q[6:1];     // RMS: the square root's steps on the mean square
   logic rms;
   logic [31:0] rres;
@@ -196,6 +206,7 @@ module n3_sfu
     if (!rst_n || cmd_fire) begin
       rv <= '0;
       cnt <= 5'd0;
+      rlen <= '0;
       for (int j = 0; j < 32; j++) acc[j] <= red_identity(pass_func(cmd_func, 2'd0, cmd_hasb));
     end else if (tail_done || row_done) begin  // a row operator's next pass
       for (int j = 0; j < 32; j++) acc[j] <= red_identity(nef);
@@ -205,21 +216,27 @@ module n3_sfu
       if (v[depth]) begin
         logic [31:0][31:0] a;
         logic [4:0] c;
+        logic [31:0] nn;
         a = acc;
         c = cnt;
+        nn = rlen;
         for (int l = 0; l < LANES; l++)
           if (eon[l]) begin
             a[c] = red_op(ef, a[c], ey[l]);
             c = c + 5'd1;
+            nn = nn + 32'd1;
           end
         if (vl[depth]) begin  // the row's end: tree level 1, fresh lanes
           for (int j = 0; j < 16; j++) tr[1][j] <= red_op(ef, a[j], a[j + 16]);
           rv[1] <= 1'b1;
           for (int j = 0; j < 32; j++) acc[j] <= red_identity(ef);
           cnt <= 5'd0;
+          rnum <= nn;
+          rlen <= '0;
         end else begin
           acc <= a;
           cnt <= c;
+          rlen <= nn;
         end
       end
       for (int lv = 1; lv < 5; lv++) begin
@@ -228,6 +245,10 @@ module n3_sfu
           for (int j = 0; j < (16 >> lv); j++) tr[lv + 1][j] <= red_op(ef, tr[lv][j], tr[lv][j + (16 >> lv)]);
       end
       rv[6] <= rv[5];
+      // RMS's 1/n: the count at tree level 1, its reciprocal from level 2 on.
+      if (rv[1] && rms) rinv[2] <= inv_count(rnum);
+      for (int lv = 2; lv < 5; lv++)
+        if (rv[lv] && rms) rinv[lv + 1] <= rinv[lv];
       if (rv[5] && !rms) rres <= fp_round_fmt(tr[5][0], fmt);  // canonical NaN, then dst's format
       // RMS: the mean square into SQRT's step 0, steps 1..5 a stage each
       // (an element its step 0 finished passes on), then the rounding.
@@ -236,7 +257,7 @@ module n3_sfu
         sfu_st_t e, o;
         e = '0;
         e.on = 1'b1;
-        e.x = fmul(tr[5][0], k);
+        e.x = fmul(tr[5][0], rinv[5]);
         sqrt_step(0, 1'b0, e, o);
         q[1] <= o;
       end
@@ -268,7 +289,7 @@ module n3_sfu
         e.x = in_c[l];
         e.b = in_a[l];
         e.c = in_b[l];
-        e.n = {15'd0, rcnt + 32'(l) < k};
+        e.n = {15'd0, rcnt + 32'(l) < {1'b0, k[31:1]}};  // d/2 of the command's d
       end
     end
     // Stage 1 applies step 0 to the element coming in, stage s + 1 step s to
@@ -287,29 +308,20 @@ module n3_sfu
         end
       end
     for (genvar s = 1; s < DMAX; s++) begin : stage
-      if (s == ROPE_TRIG) begin : rot
-        always_ff @(posedge clk)
-          if (adv && v[s] && s < int'(depth)) begin
-            sfu_st_t o;
-            if (st[s].on && ef < E_NORM) sfu_step(ef, s, depth, fmt, st[s], o);
-            else if (st[s].on) row_step(ef, s, depth, fmt, st[s], o);
-            else o = st[s];
-            // ROPE's rotation: y = x cos -+ x' sin, the pair's first half subtracting.
-            if (rope && st[s].on)
-              o.y = st[s].n[0] ? fp_sub(fmul(st[s].b, cs[ROPE_TRIG].y), fmul(st[s].c, st[s].y))
-                               : fadd(fmul(st[s].b, cs[ROPE_TRIG].y), fmul(st[s].c, st[s].y));
-            st[s + 1] <= o;
-          end
-      end else begin : step
-        always_ff @(posedge clk)
-          if (adv && v[s] && s < int'(depth)) begin
-            sfu_st_t o;
-            if (st[s].on && ef < E_NORM) sfu_step(ef, s, depth, fmt, st[s], o);
-            else if (st[s].on) row_step(ef, s, depth, fmt, st[s], o);
-            else o = st[s];
-            st[s + 1] <= o;
-          end
-      end
+      // Stage ROPE_TRIG's step is also ROPE's rotation (y = x cos -+ x' sin,
+      // the pair's first half subtracting), which needs the cosine chain's
+      // end: an elaboration-time condition, so other stages build none of it.
+      always_ff @(posedge clk)
+        if (adv && v[s] && s < int'(depth)) begin
+          sfu_st_t o;
+          if (st[s].on && ef < E_NORM) sfu_step(ef, s, depth, fmt, st[s], o);
+          else if (st[s].on) row_step(ef, s, depth, fmt, st[s], o);
+          else o = st[s];
+          if (s == ROPE_TRIG && rope && st[s].on)
+            o.y = st[s].n[0] ? fp_sub(fmul(st[s].b, cs[ROPE_TRIG].y), fmul(st[s].c, st[s].y))
+                             : fadd(fmul(st[s].b, cs[ROPE_TRIG].y), fmul(st[s].c, st[s].y));
+          st[s + 1] <= o;
+        end
       if (s < ROPE_TRIG) begin : cos_stage
         always_ff @(posedge clk)
           if (adv && v[s] && rope) begin

@@ -16,6 +16,7 @@
 //   SOFTCAP  y = cap*tanh(x*inv), inv = recip(cap) taken with the command.
 //   ROPE     y = x*cos(a) -+ x'*sin(a) (x' the pair's other element, a its
 //            angle): a second trig chain a lane gives the cosine beside the sine.
+// n is the row's element count, which the sequencer counts on pass 0 (inv_count).
 package n3_sfu_row_pkg;
   import n3_fp_pkg::*;
   import n3_sfu_pkg::*;
@@ -80,6 +81,12 @@ package n3_sfu_row_pkg;
            e == E_SCAP;
   endfunction
 
+  // 1/n of the row (n3_fp_pkg::fp_inv_count), out of line as fdiv is.
+  function automatic logic [31:0] inv_count(logic [31:0] n);
+    /*verilator no_inline_task*/
+    return fp_inv_count(n);
+  endfunction
+
   // Clocks of the scalar tail after pass p's reduction (docs/rtl.md).
   function automatic logic [3:0] tail_len(func_t f, logic [1:0] p);
     case (f)
@@ -112,7 +119,7 @@ package n3_sfu_row_pkg;
       return;
     end
     if (s == 4'd0 && !(f == F_GTOPK && p == 2'd1)) begin
-      o.inv = fdiv(ONE, int_to_f32(n));
+      o.inv = inv_count(n);
       return;
     end
     case (f)

@@ -7,3 +7,7 @@
 n3_rtl_unit(sfu TOP n3_sfu
   SOURCES ../fp/n3_fp_pkg.sv n3_sfu_pkg.sv n3_sfu_row_pkg.sv n3_sfu.sv
   PARAMS -GLANES=${N3_RTL_SFU_LANES})
+# The SFU's 1/n of a row (n3_fp_pkg::fp_inv_count) on ports, for the
+# exhaustive `n3 cosim --unit sfu-count`.
+n3_rtl_unit(sfu_count DIR sfu TOP n3_sfu_inv_count
+  SOURCES ../fp/n3_fp_pkg.sv n3_sfu_inv_count.sv)
