@@ -96,7 +96,10 @@ const char* gen_acc_round(Rng& r, Vec& v) {
       // acc near +-2^62 (and the int64 extremes), result placed in or near the format's range.
       static constexpr int64_t kBig[] = {int64_t(1) << 62, (int64_t(1) << 62) - 1, (int64_t(1) << 62) + 1, INT64_MAX,
                                          INT64_MIN,        INT64_MIN + 1,          (int64_t(3) << 61)};
-      v.ar_acc = kBig[r() % 7] + (coin(r) ? uni(r, -3, 3) : 0);
+      // Added modulo 2^64 (INT64_MAX + 3 wraps to near INT64_MIN, another
+      // extreme): a signed overflow here was undefined (UBSan, the asan preset).
+      v.ar_acc = static_cast<int64_t>(static_cast<uint64_t>(kBig[r() % 7]) +
+                                      static_cast<uint64_t>(coin(r) ? uni(r, -3, 3) : 0));
       if (v.ar_acc != INT64_MIN && coin(r)) v.ar_acc = -v.ar_acc;
       v.ar_scale = finite_in(r, 1, 254);
       const int es = static_cast<int>((v.ar_scale >> 23) & 0xff) - 127;

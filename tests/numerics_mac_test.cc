@@ -54,7 +54,7 @@ float ref_round(i128 v, int exp, int p = 24, int emin = -126, int emax = 127) {
 }
 
 i128 ref_shift(i128 v, int d) {
-  if (d >= 0) return v << d;
+  if (d >= 0) return i128(u128(v) << d);  // (a negative v shifted as two's complement: defined)
   const bool neg = v < 0;
   u128 a = neg ? u128(-v) : u128(v);
   const int s = -d;

@@ -49,14 +49,21 @@ TEST(Schedule, DefaultChunkIsTheBestCandidateUnderTheModel) {
   const ChunkCandidate* chosen = nullptr;
   for (const ChunkCandidate& k : c.candidates) {
     if (k.chunk == c.chunk) chosen = &k;
-    if (k.skipped.empty() && k.chunk < c.chunk) EXPECT_LT(k.modelled_tok_s(), best * (1 - kChunkGain)) << k.chunk;
-    if (k.chunk > c.fit && k.skipped.empty()) EXPECT_GT(k.spill_bytes, 0u) << k.chunk;  // above the fit: spilled
+    if (k.skipped.empty() && k.chunk < c.chunk) {
+      EXPECT_LT(k.modelled_tok_s(), best * (1 - kChunkGain)) << k.chunk;
+    }
+    if (k.chunk > c.fit && k.skipped.empty()) {
+      EXPECT_GT(k.spill_bytes, 0u) << k.chunk;  // above the fit: spilled
+    }
   }
   ASSERT_NE(chosen, nullptr);
   EXPECT_GE(chosen->modelled_tok_s(), best * (1 - kChunkGain));
   // Every figure is a bound's: the serial model is never faster than the bound.
-  for (const ChunkCandidate& k : c.candidates)
-    if (k.skipped.empty()) EXPECT_LE(k.modelled_tok_s(), k.bound_tok_s() * (1 + 1e-12)) << k.chunk;
+  for (const ChunkCandidate& k : c.candidates) {
+    if (k.skipped.empty()) {
+      EXPECT_LE(k.modelled_tok_s(), k.bound_tok_s() * (1 + 1e-12)) << k.chunk;
+    }
+  }
   // Deterministic: the same choice, figure for figure.
   CompiledModel again(tiny(), hw, CompiledOptions{});
   EXPECT_EQ(chunk_choice_json(again.chunk_choice()).dump(), chunk_choice_json(c).dump());
