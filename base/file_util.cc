@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -101,6 +102,25 @@ void prepare_output_dir(const std::string& dir, bool force) {
     fs::create_directories(dir, ec);
     require(!ec, dir + ": cannot create directory (" + ec.message() + ")");
   }
+}
+
+void check_output_dir(const std::string& dir, bool force, const std::string& option) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!force) prepare_output_dir(dir, false);  // (an existing, empty directory: nothing is written)
+    require(fs::is_directory(dir, ec), option + " " + dir + ": exists and is not a directory");
+    return;
+  }
+  // The folders create_directories would make hang off the nearest one that exists.
+  fs::path p = fs::absolute(dir, ec);
+  while (!p.empty() && p != p.parent_path() && !fs::exists(p, ec)) p = p.parent_path();
+  const std::string at = p.string();
+  require(fs::is_directory(p, ec), option + " " + dir + ": " + at + " is not a directory");
+  struct statvfs v {};
+  const bool read_only = ::statvfs(at.c_str(), &v) == 0 && (v.f_flag & ST_RDONLY);
+  require(::access(at.c_str(), W_OK | X_OK) == 0 && !read_only,
+          option + " " + dir + ": cannot create it in " + at + " (" + (read_only ? "read-only file system" : std::strerror(errno)) + ")");
 }
 
 }  // namespace n3

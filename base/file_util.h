@@ -37,4 +37,11 @@ class MappedFile {
 // files unless `force` (then its old .npy files and manifest are removed).
 void prepare_output_dir(const std::string& dir, bool force);
 
+// Before any compute: whether prepare_output_dir(dir, force) could succeed
+// later, creating nothing now. An existing `dir` must be a directory (empty
+// unless `force`); a missing one needs its nearest existing ancestor to be a
+// writable directory on a writable file system. Throws n3::Error naming
+// `option` and the path.
+void check_output_dir(const std::string& dir, bool force, const std::string& option);
+
 }  // namespace n3

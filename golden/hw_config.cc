@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 #include <variant>
 
 #include "base/error.h"
@@ -59,7 +60,7 @@ bool in_range(Rule r, double v) {
   switch (r) {
     case Rule::NonNegative: return v >= 0;
     case Rule::Positive: return v > 0;
-    case Rule::Fraction: return v > 0 && v <= 1;
+    case Rule::Fraction: return v >= 1e-3 && v <= 1;  // (1e-300 of the peak: the same inf as a 1e-300 GB/s peak)
     case Rule::Bits: return v > 0 && std::fmod(v, 8) == 0;
     case Rule::AtLeast2: return v >= 2;
     case Rule::Rate: return v >= 1e-3 && v <= 1e6;
@@ -71,7 +72,7 @@ const char* rule_text(Rule r) {
   switch (r) {
     case Rule::NonNegative: return "must not be negative";
     case Rule::Positive: return "must be positive";
-    case Rule::Fraction: return "must be in (0, 1]";
+    case Rule::Fraction: return "must be in [0.001, 1]";
     case Rule::Bits: return "must be a positive multiple of 8";
     case Rule::AtLeast2: return "must be at least 2 (single buffering is not modelled)";
     case Rule::Rate: return "must be in [0.001, 1e6]";
@@ -365,6 +366,13 @@ void check_across(const HwConfig& hw, const std::map<std::string, std::string>& 
   require(!hw.timing.wbuf_tiles.given || hw.timing.wbuf_tiles.value <= hw.weight_buffer_bytes(),
           where("timing.wbuf_tiles") + "timing.wbuf_tiles must be at most the weight buffers' bytes (" +
               std::to_string(hw.weight_buffer_bytes()) + ")");
+  // The ISA places L2 buffers at 16-byte (L2 word) aligned bases, counted
+  // down from the top of L2: a size off that grid broke the compiler with a
+  // "descriptor base not aligned" no other command saw (golden and run took
+  // the file).
+  require(hw.memory.l2_bytes.value % 16 == 0,
+          where("memory.l2_bytes") + "'memory.l2_bytes' must be a multiple of 16 (the ISA's 16-byte L2 word; is " +
+              std::to_string(hw.memory.l2_bytes.value) + ")");
   // A section priced in part would give a total that looks whole: all of its keys or none.
   for (const char* sec : {"energy.", "cost."}) {
     std::string given, missing;
@@ -376,6 +384,16 @@ void check_across(const HwConfig& hw, const std::map<std::string, std::string>& 
     require(given.empty() || missing.empty(),
             where(given) + given + " is given without " + missing + " (the " +
                 std::string(sec).substr(0, std::strlen(sec) - 1) + " section takes all of its keys or none)");
+  }
+  // Each cost is finite but a product of two large ones need not be (1e300
+  // per MAC x 128 MACs is inf): a total the target search could not compare.
+  if (hw.cost.gemv_mac.given) {
+    double total = 0;
+    for (const auto& [part, v] : hw.cost_parts()) {
+      total += v;
+      require(std::isfinite(v) && std::isfinite(total),
+              where("cost.gemv_mac") + "the cost of the " + part + " overflows a double: the cost section's figures are out of scale");
+    }
   }
   const std::string problem = num::formats_problem(hw.numerics.formats);
   require(problem.empty(), hw.path + ": incompatible numerics formats: " + problem);
@@ -448,10 +466,12 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where, cons
     require(k.IsScalar(), where + ":" + std::to_string(line_of(k)) + ": a key must be a plain name");
     return k.as<std::string>();
   };
+  std::set<std::string> named;  // name and description, each once
   for (const auto& sec : root) {
     const std::string s = key_text(sec.first);
     const std::string at_sec = where + ":" + std::to_string(line_of(sec.first)) + ": ";
     if (s == "name" || s == "description") {
+      require(named.insert(s).second, at_sec + "'" + s + "' is given twice");
       require(sec.second.IsScalar(), at_sec + "'" + s + "' must be a string");
       (s == "name" ? hw.name : hw.description) = sec.second.as<std::string>();
       continue;
@@ -467,6 +487,17 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where, cons
       const std::string at = ov != override_at.end() ? ov->second : where + ":" + std::to_string(line_of(n)) + ": ";
       require(n.IsMap() && n["value"] && n["source"] && n["value"].IsScalar() && n["source"].IsScalar(),
               at + "'" + key + "' must be {value: ..., source: \"where the value comes from\"}");
+      // Only value and source, each once: yaml-cpp keeps a repeated key (its
+      // lookup answers the first) and an unknown one (units: "GB/s") would
+      // look meaningful while nothing reads it.
+      std::set<std::string> fields;
+      for (const auto& e : n) {
+        const std::string fk = key_text(e.first);
+        const std::string at_f = ov != override_at.end() ? at : where + ":" + std::to_string(line_of(e.first)) + ": ";
+        require(fk == "value" || fk == "source",
+                at_f + "'" + key + "' has an unknown field '" + fk + "' (a parameter holds value and source only)");
+        require(fields.insert(fk).second, at_f + "'" + key + "' gives its " + fk + " twice");
+      }
       const Field f = def->member(hw);
       require(!f.origin->given, at + "'" + key + "' is given twice");
       f.origin->source = n["source"].as<std::string>();

@@ -79,7 +79,9 @@ int get_int(const YAML::Node& root, const std::string& key, const std::string& w
   }
   require(n.IsScalar() && n.Tag() != "!", where + ": key '" + key + "' must be an integer (not a quoted string)");
   double v = as<double>(n, key, where);
-  require(std::floor(v) == v && std::fabs(v) < 2e9, where + ": key '" + key + "' must be an integer");
+  // 1e30 is an integer, just not one an int holds: say which is wrong.
+  require(std::floor(v) == v, where + ": key '" + key + "' must be an integer (is " + n.as<std::string>() + ")");
+  require(std::fabs(v) < 2e9, where + ": key '" + key + "' is out of range (is " + n.as<std::string>() + ")");
   return static_cast<int>(v);
 }
 

@@ -44,7 +44,7 @@ int cmd_compile(const Args& a) {
   po::variables_map vm;
   if (!parse_args("compile", a, d, {}, vm, "n3 compile --model M --hw H.yaml -o DIR")) return kExitOk;
   const bool force = vm.count("force") > 0;
-  if (file_exists(out) && !force) prepare_output_dir(out, false);
+  check_output_dir(out, force, "-o");
   require(chunk >= 0, "--chunk must be >= 0 (0: the chunk of best modelled prefill throughput)");
   require(resident >= -1, "--resident-bytes must be -1 or more");
   const bool image = vm.count("image") > 0;

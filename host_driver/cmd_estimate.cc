@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 
 #include "base/error.h"
@@ -85,6 +86,15 @@ int cmd_estimate(const Args& a) {
                   "--merge A.csv ..."))
     return kExitOk;
   check_output(csv, "--csv");
+  // The plots' folder, before the sweep: a file given as the folder ended in
+  // the plot script's traceback after every point had run.
+  if (!plot.empty()) {
+    std::error_code ec;
+    if (std::filesystem::exists(plot, ec))
+      require(std::filesystem::is_directory(plot, ec), "--plot " + plot + ": is not a directory");
+    else
+      check_output(plot, "--plot");
+  }
   // --target-tok-s answers from a whole sweep's CSV: checked here, before anything runs or is written.
   std::function<std::string(const std::string&)> answer;
   if (!target.empty() || !target_phase.empty()) {
@@ -103,6 +113,7 @@ int cmd_estimate(const Args& a) {
   require(!model.empty(), "the option '--model' is required but missing");
   require(prompt >= 0, "--prompt must not be negative");
   require(new_tokens >= 1, "--new must be at least 1");
+  require(jobs >= 0, "--jobs must not be negative (0: one worker per usable CPU)");
   EstimateRequest req;
   req.contexts = parse_contexts(contexts);
   req.prompt = prompt;

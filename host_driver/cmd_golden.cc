@@ -40,7 +40,7 @@ int cmd_golden(const Args& a) {
   require(chunk >= 0, "--chunk must be >= 0");
   const bool force = vm.count("force") > 0;
   // Refuse early, before any work, but create nothing until the run succeeded.
-  if (file_exists(dump) && !force) prepare_output_dir(dump, false);
+  check_output_dir(dump, force, "--dump");
 
   // Every backend, golden included, runs the same flow through the Device API.
   std::unique_ptr<Device> dev = open_device(backend, DeviceOptions{model, hw, numerics});

@@ -78,7 +78,7 @@ int cmd_run(const Args& a) {
   std::unique_ptr<host::Tokenizer> tok;
   if (vm.count("tokenizer")) tok = std::make_unique<host::Tokenizer>(tokenizer);
   const bool force = vm.count("force") > 0;
-  if (!dump.empty() && file_exists(dump) && !force) prepare_output_dir(dump, false);  // refuse before running
+  check_output_dir(dump, force, "--dump");  // refuse before running
   DeviceOptions opt{model, hw, numerics};
   opt.dump_all = vm.count("dump-all") > 0;
   std::unique_ptr<Device> dev = open_device(backend, opt);

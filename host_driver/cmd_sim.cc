@@ -132,7 +132,7 @@ int cmd_sim(const Args& a) {
   require(!systemc, "--backend systemc: this n3 was built without SystemC (pkg-config systemc not found)");
 #endif
   const bool force = vm.count("force") > 0;
-  if (!dump.empty() && file_exists(dump) && !force) prepare_output_dir(dump, false);
+  check_output_dir(dump, force, "--dump");
 
   const HwConfig hwc = load_hw_config(hw);
   const std::vector<uint8_t> bin = read_file_bytes(program);

@@ -100,7 +100,7 @@ int cmd_sim_model(const Args& a) {
   require(!systemc, "--backend systemc: this n3 was built without SystemC (pkg-config systemc not found)");
 #endif
   const bool force = vm.count("force") > 0;
-  if (!dump.empty() && file_exists(dump) && !force) prepare_output_dir(dump, false);
+  check_output_dir(dump, force, "--dump");
   const auto t0 = std::chrono::steady_clock::now();
   DeviceOptions opt{model, hw, "npu"};
   opt.dump_all = dump_all;

@@ -7,6 +7,7 @@
 
 #include <verilated_fst_sc.h>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 
 namespace n3::rtl {
@@ -17,9 +18,10 @@ void check_waveform_path(const std::string& path, const std::string& option) {
           option + " '" + path + "': waveforms are written as FST (GTKWave opens it, fst2vcd converts it to VCD); "
           "name the file *.fst");
   // VerilatedFstSc opens the file only when the simulation starts, where a
-  // failure would pass silently: prove now that it can be written.
-  std::ofstream probe(path);
-  require(probe.good(), option + " '" + path + "': cannot write the waveform file");
+  // failure would pass silently: check now that it can be written, without
+  // creating or truncating it (an opening probe left an empty file behind a
+  // run refused for its input, and truncated a symlink's target).
+  check_output_path(path, option);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <map>
 #include <set>
@@ -497,6 +498,13 @@ TEST(Estimate, BadSetAndSweepAreRefusedInOneLine) {
   expect_refused(base + "--set kv.policy=drop", "'kv.policy' must be one of error, evict");
   expect_refused(base + "--set kv.sink_tokens=9000", "--set kv.sink_tokens=9000: kv.sink_tokens = 9000 must be less");
   expect_refused(base + "--set gemv_cores", "--set gemv_cores: expected key=value");
+  std::ofstream(dir + "/afile") << "x";
+  expect_refused(base + "--sweep compute.gemv_cores=2,4 --csv " + csv + " --plot " + dir + "/afile",
+                 "--plot " + dir + "/afile: is not a directory", csv);
+  expect_refused(base + "--jobs -1 --sweep compute.gemv_cores=2,4 --csv " + csv, "--jobs must not be negative", csv);
+  expect_refused(base + "--set memory.ddr_efficiency=1e-300", "'memory.ddr_efficiency' must be in [0.001, 1]");
+  expect_refused(base + "--set cost.ddr_gbps=1e307 --set memory.ddr_peak_gbps=1e6",
+                 "the cost of the DDR bandwidth overflows a double");
   expect_refused(base + "--sweep compute.gemv_cores=4,x --csv " + csv, "'compute.gemv_cores' must be a number (is 'x')",
                  csv);
   expect_refused(base + "--sweep compute.nope=1,2 --csv " + csv, "unknown hardware parameter 'compute.nope'", csv);

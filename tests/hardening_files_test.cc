@@ -93,6 +93,13 @@ TEST(HardeningFiles, EveryCommandRefusesTheSameHardwareFileAlike) {
                  "'kv.policy' must be one of error, evict (is 'bogus')"),
       with_value("a number written as a string", "l2_bytes", "\"1048576\"",
                  "'memory.l2_bytes' must be a number, not a quoted string"),
+      with_value("an L2 off the 16-byte grid (compile alone refused it, naming a descriptor)", "l2_bytes", "1835001",
+                 "'memory.l2_bytes' must be a multiple of 16 (the ISA's 16-byte L2 word; is 1835001)"),
+      with_value("an unknown field beside value and source", "ddr_peak_gbps", "19.2, units: \"GB/s\"",
+                 "'memory.ddr_peak_gbps' has an unknown field 'units'"),
+      with_value("a value given twice in one parameter (the first won)", "ddr_peak_gbps", "19.2, value: 0",
+                 "'memory.ddr_peak_gbps' gives its value twice"),
+      with_line("a second name (the later one won)", "name: kv260", "name: other", "'name' is given twice"),
       with_line("a key given twice (the later one won)", "ddr_peak_gbps:",
                 "  ddr_peak_gbps: {value: 1, source: \"twice\"}", "'memory.ddr_peak_gbps' is given twice"),
       with_line("an unknown sub-key", "ddr_peak_gbps:", "  ddr_peek_gbps: {value: 1, source: \"typo\"}",
@@ -113,6 +120,33 @@ TEST(HardeningFiles, EveryCommandRefusesTheSameHardwareFileAlike) {
       const std::string msg = r.err.substr(r.err.find("error: ") + 7);
       if (first.empty()) first = msg;
       EXPECT_EQ(msg, first) << b.what << ": " << c;
+    }
+  }
+}
+
+// The model file's numbers: 1e30 was "not an integer"; a quoted number is a
+// string. The same line from every command that reads a model YAML.
+TEST(HardeningFiles, ModelNumbersOutOfRangeOrQuotedAreNamed) {
+  const std::string dir = test::temp_dir("harden_model_nums");
+  const std::string tiny = read_file_text(test::source_dir() + "/configs/models/tiny.yaml");
+  const size_t at = tiny.find("\nhidden_size: ") + 1;
+  ASSERT_NE(at, std::string::npos + 1);
+  const size_t end = tiny.find('\n', at);
+  for (const auto& [value, says] : std::vector<std::pair<std::string, std::string>>{
+           {"1e30", "key 'hidden_size' is out of range (is 1e30)"},
+           {"32.5", "key 'hidden_size' must be an integer (is 32.5)"},
+           {"\"32\"", "key 'hidden_size' must be an integer (not a quoted string)"}}) {
+    std::string m = tiny;
+    m.replace(at, end - at, "hidden_size: " + value);
+    std::ofstream(dir + "/m.yaml", std::ios::trunc) << m;
+    for (const std::string& cmd : {"estimate --model " + dir + "/m.yaml", "compile --model " + dir + "/m.yaml -o " + dir + "/c",
+                                   "synth -q --model " + dir + "/m.yaml --seed 1 -o " + dir + "/m.n3w"}) {
+      const RunResult r = run_n3(cmd);
+      EXPECT_EQ(r.status, 2) << cmd << "\n" << r.err;
+      EXPECT_NE(r.err.find(dir + "/m.yaml: " + says), std::string::npos) << cmd << "\n" << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_FALSE(fs::exists(dir + "/c"));
+      EXPECT_FALSE(fs::exists(dir + "/m.n3w"));
     }
   }
 }

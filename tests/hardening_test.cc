@@ -216,6 +216,8 @@ TEST(Hardening, FailedCompileLeavesNoOutput) {
   const RunResult r = run_n3("compile --model " + test::source_dir() + "/configs/models/tiny.yaml --hw " + hw + " -o " + out);
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(hw + ":"), std::string::npos) << "names the file: " << r.err;
+  EXPECT_NE(r.err.find("'memory.l2_bytes' must be a multiple of 16"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out)) << "a failed compile left " << out;
 }
 
@@ -238,6 +240,28 @@ TEST(Hardening, UnwritableOutputsAreRefusedBeforeTheRun) {
   }
   const RunResult r = run_n3("sim --backend func" + io + " --dump " + dir + "/d --stats " + missing + "s.json");
   EXPECT_NE(r.err.find("--stats " + missing + "s.json: folder"), std::string::npos) << r.err;
+}
+
+// A dump or compile folder that cannot be made was found only after the
+// compute (a 3 000-id golden run: 12 s): a regular file in its path is now
+// refused before anything runs.
+TEST(Hardening, UncreatableOutputFoldersAreRefusedBeforeTheRun) {
+  const std::string dir = test::temp_dir("harden_out_dirs");
+  std::ofstream(dir + "/afile") << "x";
+  write_npy_header(dir + "/ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", std::string(8, '\1'));
+  const std::string io = " --model " + test::tiny_n3w() + " --ids " + dir + "/ids.npy";
+  const std::string bad = dir + "/afile/sub/d";
+  for (const std::string& args :
+       {"golden" + io + " --dump " + bad, "sim --backend func" + io + " --dump " + bad,
+        "run --backend golden" + io + " --max-new 1 --dump " + bad,
+        "compile --model " + test::source_dir() + "/configs/models/tiny.yaml -o " + bad}) {
+    const RunResult r = run_n3(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(bad + ": " + dir + "/afile is not a directory"), std::string::npos) << args << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << args << "\n" << r.out;
+  }
+  EXPECT_EQ(files_in(dir), (std::vector<std::string>{"afile", "ids.npy"}));
 }
 
 // A directory where a file belongs said "out of memory".

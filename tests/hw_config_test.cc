@@ -149,8 +149,9 @@ TEST(HwConfig, DerivedQuantitiesAreItsMethods) {
 TEST(HwConfig, RejectsBadValuesNamingKeyFileAndLine) {
   const Bad cases[] = {
       {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 1.5,",
-       "'memory.ddr_efficiency' must be in (0, 1] (is '1.5')"},
-      {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 0,", "'memory.ddr_efficiency' must be in (0, 1]"},
+       "'memory.ddr_efficiency' must be in [0.001, 1] (is '1.5')"},
+      {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 0,", "'memory.ddr_efficiency' must be in [0.001, 1]"},
+      {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 1e-300,", "'memory.ddr_efficiency' must be in [0.001, 1] (is '1e-300')"},
       {"core_mhz: {value: 400,", "core_mhz: {value: 0,", "'clocks.core_mhz' must be in [0.001, 1e6] (is '0')"},
       // Rates within physical reason: 1e-300 GB/s made n3 estimate print inf and -nan%.
       {"ddr_peak_gbps: {value: 19.2,", "ddr_peak_gbps: {value: 1e-300,",
@@ -210,7 +211,7 @@ TEST(HwConfig, CommandsRefuseABadHardwareFileWithOneLine) {
   const std::string hw = dir + "/hw.yaml";
   const std::string tiny = test::source_dir() + "/configs/models/tiny.yaml";
   const Bad cases[] = {
-      {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 1.5,", "'memory.ddr_efficiency' must be in (0, 1]"},
+      {"ddr_efficiency: {value: 0.57,", "ddr_efficiency: {value: 1.5,", "'memory.ddr_efficiency' must be in [0.001, 1]"},
       {"policy: {value: error,", "policy: {value: drop,", "'kv.policy' must be one of error, evict"},
       {"sink_tokens: {value: 4,", "sink_tokens: {value: 9000,", "must be less than kv.cap_tokens"},
   };
