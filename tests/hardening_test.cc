@@ -248,7 +248,7 @@ TEST(Hardening, UnwritableOutputsAreRefusedBeforeTheRun) {
 TEST(Hardening, UncreatableOutputFoldersAreRefusedBeforeTheRun) {
   const std::string dir = test::temp_dir("harden_out_dirs");
   std::ofstream(dir + "/afile") << "x";
-  write_npy_header(dir + "/ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", std::string(8, '\1'));
+  write_npy_header(dir + "/ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", std::string("\x05\0\0\0\x06\0\0\0", 8));
   const std::string io = " --model " + test::tiny_n3w() + " --ids " + dir + "/ids.npy";
   const std::string bad = dir + "/afile/sub/d";
   for (const std::string& args :

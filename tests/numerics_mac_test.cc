@@ -260,7 +260,7 @@ TEST(NumericsMac, Int4PerRowExact) {
           if (lo != INT32_MAX && hi - lo <= 16) {
             i128 exact = 0;
             for (size_t b = 0; b < X.size(); ++b)
-              if (X[b] != INT32_MIN) exact += P[b] << (X[b] - lo);
+              if (X[b] != INT32_MIN) exact += i128(u128(P[b]) << (X[b] - lo));  // (two's complement shift: defined)
             int es;
             const long double fr = std::frexp(static_cast<long double>(scale), &es);
             const float want = ref_round(exact * static_cast<i128>(std::ldexp(fr, 24)), lo + es - 24);
