@@ -33,10 +33,11 @@
 // the clocks of a stall-free job are a closed formula of its shape
 // (sim/systemc/timing.cc dma_job_cycles). Combinational division and float
 // leaves: not timed for 400 MHz (as the GEMV engine).
-module n3_dma_core #(
+module n3_dma_core
+  import n3_dma_pkg::*;
+#(
   parameter int BB = 16,     // bus bytes per beat (hp_port_bits / 8 of the hardware file)
   parameter int BURST = 16,  // beats per burst at most (ddr_burst_bytes / BB)
-  parameter int AW = 48,     // address bits: {space, byte address}; the driver maps spaces
   parameter int LANES = 8,   // conversion lanes (compute.dma_lanes of the hardware file)
   parameter int CQ = 16,     // jobs queued (a power of two): enough jobs' reads in flight to cover a DDR latency
   parameter int CW = 64      // jobs awaiting their write responses (a power of two, >= CQ): a job leaves the
@@ -47,18 +48,7 @@ module n3_dma_core #(
   // Command: one beat per job.
   input  logic            cmd_valid,
   output logic            cmd_ready,
-  input  logic [1:0]      cmd_kind,    // n3_dma_pkg JK_*
-  input  logic [3:0]      cmd_sdt,     // src dtype (n3_isa_pkg dtype code)
-  input  logic [3:0]      cmd_ddt,     // dst dtype; equal to cmd_sdt: bits copied
-  input  logic [1:0]      cmd_smode,   // src scale mode (INT4 / INT8 sources of a conversion)
-  input  logic [31:0]     cmd_n,       // elements, >= 1
-  input  logic [AW-1:0]   cmd_saddr,   // byte address of the first src element
-  input  logic            cmd_snib,    // INT4: the first element is the byte's high nibble
-  input  logic [AW-1:0]   cmd_scaddr,  // the f32 scale of the run (ROW / GROUP / TWO_LEVEL row scale)
-  input  logic [AW-1:0]   cmd_bkaddr,  // TWO_LEVEL: the run's 8-bit block scale
-  input  logic [AW-1:0]   cmd_daddr,   // byte address of the first dst element
-  input  logic [AW-1:0]   cmd_qaddr,   // JK_QUANT: where the group's f32 scale goes
-  input  logic [31:0]     cmd_konst,   // JK_FILL: f32 or INT32 bits
+  input  n3_dma_pkg::dma_job_t cmd,  // the job (n3_dma_pkg: its fields)
   // Completion: one beat per job, in order, after its last write response.
   output logic            done_valid,
   input  logic            done_ready,
@@ -66,7 +56,7 @@ module n3_dma_core #(
   // Read address / data.
   output logic            ar_valid,
   input  logic            ar_ready,
-  output logic [AW-1:0]   ar_addr,
+  output logic [DMA_AW-1:0]   ar_addr,
   output logic [7:0]      ar_len,      // beats - 1
   input  logic            r_valid,
   output logic            r_ready,
@@ -76,7 +66,7 @@ module n3_dma_core #(
   // Write address / data / response.
   output logic            aw_valid,
   input  logic            aw_ready,
-  output logic [AW-1:0]   aw_addr,
+  output logic [DMA_AW-1:0]   aw_addr,
   output logic [7:0]      aw_len,
   output logic            w_valid,
   input  logic            w_ready,
@@ -89,12 +79,11 @@ module n3_dma_core #(
   output logic            busy         // some job queued, running or awaiting its responses
 );
   import n3_fp_pkg::*;
-  import n3_dma_pkg::*;
   localparam int LB = $clog2(BB);       // byte offset bits within a beat
   localparam int NB = 2 * BB;           // nibbles per beat
   localparam int RWB = 2 * BB * 8;      // read window: two beats
   localparam int SW = (LANES * 32 > BB * 8) ? LANES * 32 : BB * 8;  // stage 1: LANES values or a raw beat
-  localparam logic [AW-1:0] BEAT = ~(AW'(BB) - AW'(1));  // beat address mask
+  localparam logic [DMA_AW-1:0] BEAT = ~(DMA_AW'(BB) - DMA_AW'(1));  // beat address mask
   localparam logic [1:0] S_RAW = 2'd0;    // stage 1 holds src bits (same dtype: copied)
   localparam logic [1:0] S_REP = 2'd1;    // one value, stored into every slot (fill, the quantiser's scale)
   localparam logic [1:0] S_LANES = 2'd2;  // LANES loaded values, each stored into its slot
@@ -106,19 +95,10 @@ module n3_dma_core #(
     if (left < 36'(BURST) && left < 36'(to4k)) return 9'(left);
     return (to4k < 13'(BURST)) ? 9'(to4k) : 9'(BURST);
   endfunction
-  // log2 of an element's width in nibbles (1, 2, 4 or 8): widths divide by shifts.
-  function automatic logic [1:0] ew_log(logic [3:0] ew);
-    case (ew)
-      4'd1: return 2'd0;
-      4'd2: return 2'd1;
-      4'd4: return 2'd2;
-      default: return 2'd3;
-    endcase
-  endfunction
   // Element i of the read window (elements of ew nibbles from bit 0).
   function automatic logic [31:0] pick(logic [RWB-1:0] w, int i, logic [3:0] ew);
     logic [31:0] e;
-    e = 32'(w >> (32'(i) << (32'(ew_log(ew)) + 32'd2)));
+    e = 32'(w >> (32'(i) << (32'(nibbles_log2(ew)) + 32'd2)));
     case (ew)
       4'd1: return {28'd0, e[3:0]};
       4'd2: return {24'd0, e[7:0]};
@@ -139,16 +119,9 @@ module n3_dma_core #(
   // <= q_tail, pointers with a wrap bit). Write responses: aw_cnt bursts
   // issued, b_cnt answered so far (mod 2^16); a job done by the datapath
   // issued bursts up to wend, and is complete once b_cnt reaches it.
-  typedef struct packed {
-    logic [1:0] kind, smode;
-    logic [3:0] sdt, ddt;
-    logic [31:0] n, konst;
-    logic [AW-1:0] saddr, scaddr, bkaddr, daddr, qaddr;
-    logic snib;
-  } job_t;
   localparam int JB = $clog2(CQ);
   localparam int WB = $clog2(CW);
-  job_t cq [CQ];          // job i in slot i mod CQ, from q_tail until the datapath is done with it
+  dma_job_t cq [CQ];          // job i in slot i mod CQ, from q_tail until the datapath is done with it
   logic [WB:0] q_hd, q_ex, q_ag, q_tail;
   logic [15:0] wend [CW]; // job i's in entry i mod CW, until its completion beat
   logic [15:0] aw_cnt, b_cnt;
@@ -156,11 +129,11 @@ module n3_dma_core #(
   logic jerr [CW];        // per job: some response was not OKAY
 
   // The job in the datapath.
-  job_t k;
+  dma_job_t k;
   logic [1:0] k_kind, k_smode;
   logic [3:0] k_sdt, k_ddt;
   logic [31:0] k_n, k_konst;
-  logic [AW-1:0] k_daddr, k_qaddr;
+  logic [DMA_AW-1:0] k_daddr, k_qaddr;
   assign k_kind = k.kind;
   assign k_smode = k.smode;
   assign k_sdt = k.sdt;
@@ -188,8 +161,8 @@ module n3_dma_core #(
       default: return 1'b0;
     endcase
   endfunction
-  function automatic logic [AW:0] run_na(logic [AW-1:0] saddr, logic snib, logic [AW-1:0] scaddr,
-                                         logic [AW-1:0] bkaddr, logic [2:0] r);
+  function automatic logic [DMA_AW:0] run_na(logic [DMA_AW-1:0] saddr, logic snib, logic [DMA_AW-1:0] scaddr,
+                                         logic [DMA_AW-1:0] bkaddr, logic [2:0] r);
     case (r)
       R_SCALE: return {scaddr, 1'b0};
       R_BLOCK: return {bkaddr, 1'b0};
@@ -206,10 +179,10 @@ module n3_dma_core #(
   function automatic logic [31:0] run_n(logic [31:0] n, logic [2:0] r);
     return (r == R_SCALE || r == R_BLOCK) ? 32'd1 : n;
   endfunction
-  function automatic logic [35:0] run_beats(logic [AW:0] na, logic [3:0] ew, logic [31:0] n);
-    logic [AW-1:0] last;  // the byte of the run's last nibble
-    last = AW'((na + (AW + 1)'(n) * (AW + 1)'(ew) - (AW + 1)'(1)) >> 1);
-    return 36'((last >> LB) - (na[AW:1] >> LB)) + 36'd1;
+  function automatic logic [35:0] run_beats(logic [DMA_AW:0] na, logic [3:0] ew, logic [31:0] n);
+    logic [DMA_AW-1:0] last;  // the byte of the run's last nibble
+    last = DMA_AW'((na + (DMA_AW + 1)'(n) * (DMA_AW + 1)'(ew) - (DMA_AW + 1)'(1)) >> 1);
+    return 36'((last >> LB) - (na[DMA_AW:1] >> LB)) + 36'd1;
   endfunction
   logic [31:0] sc_row;          // the run's f32 scale
   logic [7:0] sc_blk;           // TWO_LEVEL block scale
@@ -222,8 +195,8 @@ module n3_dma_core #(
   // lane); conversions: LANES, and no more than a beat of src or of dst;
   // fills: a beat of dst (one value, replicated); scales: one.
   logic [31:0] eps, epd, cap;
-  assign eps = 32'(NB) >> ew_log(elem_nibbles(k_sdt));  // src elements per beat
-  assign epd = 32'(NB) >> ew_log(elem_nibbles(k_ddt));  // dst elements per beat
+  assign eps = 32'(NB) >> nibbles_log2(elem_nibbles(k_sdt));  // src elements per beat
+  assign epd = 32'(NB) >> nibbles_log2(elem_nibbles(k_ddt));  // dst elements per beat
   always_comb begin
     cap = 32'd1;
     if (ph == P_AMAX) cap = min32(32'(LANES), eps);
@@ -242,14 +215,14 @@ module n3_dma_core #(
   logic [3:0] rd_ew;
   logic [31:0] rd_left;
   logic [35:0] rb_left;         // beats of the armed run not yet in
-  logic [AW-1:0] ar_next;       // beat address of the generator's next read burst
+  logic [DMA_AW-1:0] ar_next;       // beat address of the generator's next read burst
   logic [35:0] ar_left;         // beats of the generator's run not yet requested
   logic [RWB-1:0] rwin;
   logic [31:0] rcnt, rskip, want, popn;
   logic chunk_ready, pop;
   assign want = min32(cap, rd_left);
-  assign chunk_ready = rd_left != 32'd0 && (rcnt >> ew_log(rd_ew)) >= want;
-  assign popn = pop ? want << ew_log(rd_ew) : 32'd0;
+  assign chunk_ready = rd_left != 32'd0 && (rcnt >> nibbles_log2(rd_ew)) >= want;
+  assign popn = pop ? want << nibbles_log2(rd_ew) : 32'd0;
   assign ar_valid = ar_left != 36'd0;
   assign ar_addr = ar_next;
   assign ar_len = 8'(burst_beats(ar_next[11:0], ar_left) - 9'd1);
@@ -261,12 +234,12 @@ module n3_dma_core #(
   // window holds up to two beats, wpos bytes (from the run's offset in its
   // first beat, strobes off before it); a beat goes to W as soon as it is
   // full, the run's last partial beat when the run is packed.
-  logic [AW-1:0] wr_addr;
+  logic [DMA_AW-1:0] wr_addr;
   logic [2:0] wr_des;
   logic [31:0] wr_left;
-  logic [AW-1:0] aw_next;
+  logic [DMA_AW-1:0] aw_next;
   logic [35:0] aw_left;
-  logic [AW-1:0] wb_next;       // beat address of the next W beat (for w_last)
+  logic [DMA_AW-1:0] wb_next;       // beat address of the next W beat (for w_last)
   logic [35:0] wb_left;         // W beats to go
   logic [8:0] wb_in;            // beats left in the current W burst
   logic [2*BB*8-1:0] wwin, wcat;
@@ -378,9 +351,9 @@ module n3_dma_core #(
 
   // The runs each phase loads when it begins.
   logic [2:0] rs_run;
-  logic [AW:0] rs_na;
+  logic [DMA_AW:0] rs_na;
   logic rs_on, ws_on;
-  logic [AW-1:0] ws_addr;
+  logic [DMA_AW-1:0] ws_addr;
   logic [2:0] ws_des;
   logic [31:0] ws_n;
   always_comb begin
@@ -400,8 +373,8 @@ module n3_dma_core #(
     rs_on = run_on(k.kind, k.sdt, k.ddt, k.smode, rs_run);
     rs_na = run_na(k.saddr, k.snib, k.scaddr, k.bkaddr, rs_run);
   end
-  logic [AW-1:0] ws_end;
-  assign ws_end = ws_addr + AW'(ws_n) * AW'(ws_des) - AW'(1);                 // last byte
+  logic [DMA_AW-1:0] ws_end;
+  assign ws_end = ws_addr + DMA_AW'(ws_n) * DMA_AW'(ws_des) - DMA_AW'(1);                 // last byte
   logic rd_done, pipe_empty;
   assign rd_done = rd_left == 32'd0 && rb_left == 36'd0;
   assign pipe_empty = !s1_v && !s2_v && fill_left == 32'd0;
@@ -420,7 +393,7 @@ module n3_dma_core #(
   assign tl_w = q_tail[WB-1:0];
   assign ag_s = q_ag[JB-1:0];
   assign tl_s = q_tail[JB-1:0];
-  job_t nj;
+  dma_job_t nj;
   assign nj = cq[ex_nx[JB-1:0]];
 
   // The read-address generator: the next run of the job at q_ag after the
@@ -428,7 +401,7 @@ module n3_dma_core #(
   logic [1:0] ag_kind, ag_smode;
   logic [3:0] ag_sdt, ag_ddt;
   logic [31:0] ag_n;
-  logic [AW-1:0] ag_saddr, ag_scaddr, ag_bkaddr;
+  logic [DMA_AW-1:0] ag_saddr, ag_scaddr, ag_bkaddr;
   logic ag_snib;
   logic [2:0] ag_run, ag_nx;
   assign ag_kind = cq[ag_s].kind;
@@ -445,7 +418,7 @@ module n3_dma_core #(
     for (int r = 3; r >= 0; r--)
       if ((ag_run == R_NONE || 3'(r) > ag_run) && run_on(ag_kind, ag_sdt, ag_ddt, ag_smode, 3'(r))) ag_nx = 3'(r);
   end
-  logic [AW:0] ag_na;
+  logic [DMA_AW:0] ag_na;
   assign ag_na = run_na(ag_saddr, ag_snib, ag_scaddr, ag_bkaddr, ag_nx);
 
   assign cmd_ready = q_tail - q_ex != (WB + 1)'(CQ) && q_tail - q_hd != (WB + 1)'(CW);
@@ -502,19 +475,18 @@ module n3_dma_core #(
     end else begin
       // Command: into the queue.
       if (cmd_valid && cmd_ready) begin
-        cq[tl_s] <= {cmd_kind, cmd_smode, cmd_sdt, cmd_ddt, cmd_n, cmd_konst, cmd_saddr, cmd_scaddr, cmd_bkaddr,
-                     cmd_daddr, cmd_qaddr, cmd_snib};
+        cq[tl_s] <= cmd;
         q_tail <= q_tail + (WB + 1)'(1);
       end
 
       // The read-address generator: a burst a clock while its run lasts,
       // then the next run of its job, then the next queued job.
       if (ar_valid && ar_ready) begin
-        ar_next <= ar_next + AW'(arb) * AW'(BB);
+        ar_next <= ar_next + DMA_AW'(arb) * DMA_AW'(BB);
         ar_left <= ar_left - 36'(arb);
       end else if (ar_left == 36'd0 && q_ag != q_tail) begin
         if (ag_nx != R_NONE) begin
-          ar_next <= ag_na[AW:1] & BEAT;
+          ar_next <= ag_na[DMA_AW:1] & BEAT;
           ar_left <= run_beats(ag_na, run_ew(ag_sdt, ag_nx), run_n(ag_n, ag_nx));
           ag_run <= ag_nx;
         end else begin
@@ -581,7 +553,7 @@ module n3_dma_core #(
       // Packer and W.
       if (w_valid && w_ready) wout_v <= 1'b0;
       if (pack) begin
-        wr_addr <= wr_addr + AW'(s2_n);
+        wr_addr <= wr_addr + DMA_AW'(s2_n);
         wr_left <= nleft;
       end
       if (emit) begin
@@ -591,7 +563,7 @@ module n3_dma_core #(
         wwin <= wcat >> (BB * 8);
         wstb <= scat >> BB;
         wpos <= (npos >= 32'(BB)) ? npos - 32'(BB) : 32'd0;
-        wb_next <= wb_next + AW'(BB);
+        wb_next <= wb_next + DMA_AW'(BB);
         wb_left <= wb_left - 36'd1;
         if (wb_in == 9'd0) begin
           wout_last <= burst_beats(wb_next[11:0], wb_left) == 9'd1;
@@ -606,7 +578,7 @@ module n3_dma_core #(
         wpos <= npos;
       end
       if (aw_valid && aw_ready) begin
-        aw_next <= aw_next + AW'(awb) * AW'(BB);
+        aw_next <= aw_next + DMA_AW'(awb) * DMA_AW'(BB);
         aw_left <= aw_left - 36'(awb);
       end
       // Completion: write bursts and responses counted (responses come in

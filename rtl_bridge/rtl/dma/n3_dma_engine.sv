@@ -8,10 +8,11 @@
 //
 // One instruction at a time: cmd_ready is low from the command until its
 // completion beat is taken (the completion counts the instruction's jobs).
-module n3_dma_engine #(
+module n3_dma_engine
+  import n3_dma_pkg::*;
+#(
   parameter int BB = 16,     // bus bytes per beat (hp_port_bits x dma_hp_ports / 8 of the hardware file)
   parameter int BURST = 16,  // beats per burst at most (ddr_burst_bytes / BB)
-  parameter int AW = 48,     // engine address bits: {space, 40-bit byte address}
   parameter int LANES = 8,   // conversion lanes (compute.dma_lanes of the hardware file)
   parameter int CQ = 16,     // n3_dma_core's job queue
   parameter int CW = 64      // n3_dma_core's jobs awaiting write responses
@@ -37,7 +38,7 @@ module n3_dma_engine #(
   // Read address / data.
   output logic            ar_valid,
   input  logic            ar_ready,
-  output logic [AW-1:0]   ar_addr,
+  output logic [DMA_AW-1:0]   ar_addr,
   output logic [7:0]      ar_len,        // beats - 1
   input  logic            r_valid,
   output logic            r_ready,
@@ -47,7 +48,7 @@ module n3_dma_engine #(
   // Write address / data / response.
   output logic            aw_valid,
   input  logic            aw_ready,
-  output logic [AW-1:0]   aw_addr,
+  output logic [DMA_AW-1:0]   aw_addr,
   output logic [7:0]      aw_len,
   output logic            w_valid,
   input  logic            w_ready,
@@ -59,11 +60,8 @@ module n3_dma_engine #(
   input  logic [1:0]      b_resp,
   output logic            busy           // an instruction accepted and not yet completed
 );
-  logic j_valid, j_ready, j_last, j_snib, cmd_fire;
-  logic [1:0] j_kind, j_smode;
-  logic [3:0] j_sdt, j_ddt;
-  logic [31:0] j_n, j_konst;
-  logic [AW-1:0] j_saddr, j_scaddr, j_bkaddr, j_daddr, j_qaddr;
+  logic j_valid, j_ready, j_last, cmd_fire;
+  dma_job_t j;
   logic c_done_valid, c_done_ready, c_done_err, c_busy;
 
   // The instruction in flight: accepted, its last job not yet cut (walking),
@@ -73,17 +71,13 @@ module n3_dma_engine #(
   assign cmd_ready = !inflight && walk_ready;
   assign cmd_fire = cmd_valid && cmd_ready;
 
-  n3_dma_walk #(.AW(AW)) walk (
+  n3_dma_walk walk (
     .clk, .rst_n, .cmd_valid(cmd_valid && !inflight), .cmd_ready(walk_ready), .cmd_memset, .cmd_dst, .cmd_src, .cmd_dst_roff,
     .cmd_src_roff, .cmd_dst_dyn, .cmd_src_dyn, .cmd_konst, .job_valid(j_valid), .job_ready(j_ready),
-    .job_last(j_last), .job_kind(j_kind), .job_sdt(j_sdt), .job_ddt(j_ddt), .job_smode(j_smode), .job_n(j_n),
-    .job_saddr(j_saddr), .job_snib(j_snib), .job_scaddr(j_scaddr), .job_bkaddr(j_bkaddr), .job_daddr(j_daddr),
-    .job_qaddr(j_qaddr), .job_konst(j_konst));
+    .job_last(j_last), .job(j));
 
-  n3_dma_core #(.BB(BB), .BURST(BURST), .AW(AW), .LANES(LANES), .CQ(CQ), .CW(CW)) core (
-    .clk, .rst_n, .cmd_valid(j_valid), .cmd_ready(j_ready), .cmd_kind(j_kind), .cmd_sdt(j_sdt), .cmd_ddt(j_ddt),
-    .cmd_smode(j_smode), .cmd_n(j_n), .cmd_saddr(j_saddr), .cmd_snib(j_snib), .cmd_scaddr(j_scaddr),
-    .cmd_bkaddr(j_bkaddr), .cmd_daddr(j_daddr), .cmd_qaddr(j_qaddr), .cmd_konst(j_konst),
+  n3_dma_core #(.BB(BB), .BURST(BURST), .LANES(LANES), .CQ(CQ), .CW(CW)) core (
+    .clk, .rst_n, .cmd_valid(j_valid), .cmd_ready(j_ready), .cmd(j),
     .done_valid(c_done_valid), .done_ready(c_done_ready), .done_err(c_done_err), .ar_valid, .ar_ready, .ar_addr,
     .ar_len, .r_valid, .r_ready, .r_data, .r_resp, .r_last, .aw_valid, .aw_ready, .aw_addr, .aw_len, .w_valid,
     .w_ready, .w_data, .w_strb, .w_last, .b_valid, .b_ready, .b_resp, .busy(c_busy));

@@ -18,6 +18,37 @@ package n3_dma_pkg;
   localparam logic [1:0] JK_QUANT = 2'd1;  // one INT8 scale group: float src -> codes, then the scale
   localparam logic [1:0] JK_FILL = 2'd2;   // MEMSET: the constant into every dst element
 
+  // Engine addresses: {space, 40-bit byte address}; the bridge maps spaces.
+  localparam int DMA_AW = 48;
+
+  // One job, cut by the walk (n3_dma_walk) and queued by the core
+  // (n3_dma_core): its command port and its queue entry, declared once.
+  typedef struct packed {
+    logic [1:0] kind;               // JK_*
+    logic [1:0] smode;              // src scale mode (INT4 / INT8 sources of a conversion)
+    logic [3:0] sdt;                // src dtype (n3_isa_pkg dtype code)
+    logic [3:0] ddt;                // dst dtype; equal to sdt: bits copied
+    logic [31:0] n;                 // elements, >= 1
+    logic [31:0] konst;             // JK_FILL: f32 or INT32 bits
+    logic [DMA_AW-1:0] saddr;       // byte address of the first src element
+    logic [DMA_AW-1:0] scaddr;      // the f32 scale of the run (ROW / GROUP / TWO_LEVEL row scale)
+    logic [DMA_AW-1:0] bkaddr;      // TWO_LEVEL: the run's 8-bit block scale
+    logic [DMA_AW-1:0] daddr;       // byte address of the first dst element
+    logic [DMA_AW-1:0] qaddr;       // JK_QUANT: where the group's f32 scale goes
+    logic snib;                     // INT4: the first element is the byte's high nibble
+  } dma_job_t;
+
+  // log2 of an element's width in nibbles (1, 2, 4 or 8): widths and column
+  // offsets divide and multiply by shifts.
+  function automatic logic [1:0] nibbles_log2(logic [3:0] nib);
+    case (nib)
+      4'd1: return 2'd0;
+      4'd2: return 2'd1;
+      4'd4: return 2'd2;
+      default: return 2'd3;
+    endcase
+  endfunction
+
   localparam logic [31:0] F32_127 = 32'h42fe_0000;  // 127.0f, int8_scale's divisor
 
   function automatic logic is_float_dt(logic [3:0] t);

@@ -18,9 +18,7 @@
 //
 // Division: the records' group count (ceil(cols / group)) once per
 // instruction, at the command; not timed for 400 MHz (as the core's fp_div).
-module n3_dma_walk #(
-  parameter int AW = 48  // engine address bits: {space, 40-bit byte address}
-) (
+module n3_dma_walk (
   input  logic          clk,
   input  logic          rst_n,
   input  logic          cmd_valid,
@@ -37,22 +35,11 @@ module n3_dma_walk #(
   output logic          job_valid,
   input  logic          job_ready,
   output logic          job_last,
-  output logic [1:0]    job_kind,
-  output logic [3:0]    job_sdt,
-  output logic [3:0]    job_ddt,
-  output logic [1:0]    job_smode,
-  output logic [31:0]   job_n,
-  output logic [AW-1:0] job_saddr,
-  output logic          job_snib,
-  output logic [AW-1:0] job_scaddr,
-  output logic [AW-1:0] job_bkaddr,
-  output logic [AW-1:0] job_daddr,
-  output logic [AW-1:0] job_qaddr,
-  output logic [31:0]   job_konst
+  output n3_dma_pkg::dma_job_t job  // the job (valid with job_valid)
 );
   import n3_isa_pkg::*;
   import n3_dma_pkg::*;
-  localparam int SPW = AW - 40;  // space bits above the byte address
+  localparam int SPW = DMA_AW - 40;  // space bits above the byte address
 
   // One side (dst or src) of the instruction, decoded from its record.
   typedef struct packed {
@@ -97,15 +84,6 @@ module n3_dma_walk #(
   // The scale group (isa::scale_group): ROW scales the whole descriptor row.
   function automatic logic [23:0] sgroup(logic [1:0] smode, logic [23:0] dcols, logic [15:0] group);
     return (smode == 2'(SCALE_MODE_ROW)) ? dcols : 24'(group);
-  endfunction
-  // log2 of an element's width in nibbles: column offsets are shifts.
-  function automatic logic [1:0] ewl(logic [3:0] t);
-    case (elem_nibbles(t))
-      4'd1: return 2'd0;
-      4'd2: return 2'd1;
-      4'd4: return 2'd2;
-      default: return 2'd3;
-    endcase
   endfunction
   function automatic logic [23:0] min24(logic [23:0] a, logic [23:0] b);
     return (a < b) ? a : b;
@@ -156,18 +134,18 @@ module n3_dma_walk #(
   logic [26:0] s_off, d_off;  // nibbles: up to 2^24 columns of 8
   logic row_end, fin;
   always_comb begin
-    job_kind = JK_COPY;
-    job_sdt = S.dt;
-    job_ddt = D.dt;
-    job_smode = 2'(SCALE_MODE_NONE);
-    job_n = 32'd0;
-    job_snib = 1'b0;
-    job_saddr = '0;
-    job_scaddr = '0;
-    job_bkaddr = '0;
-    job_daddr = '0;
-    job_qaddr = '0;
-    job_konst = konst;
+    job.kind = JK_COPY;
+    job.sdt = S.dt;
+    job.ddt = D.dt;
+    job.smode = 2'(SCALE_MODE_NONE);
+    job.n = 32'd0;
+    job.snib = 1'b0;
+    job.saddr = '0;
+    job.scaddr = '0;
+    job.bkaddr = '0;
+    job.daddr = '0;
+    job.qaddr = '0;
+    job.konst = konst;
     len = 24'd0;
     s_off = 27'd0;
     d_off = 27'd0;
@@ -175,50 +153,50 @@ module n3_dma_walk #(
     fin = 1'b0;      // ... and the instruction
     case (mode)
       W_FILL: begin
-        job_kind = JK_FILL;
-        job_sdt = D.dt;
-        job_n = 32'(D.cols);
-        job_daddr = {D.space, d_ra};
+        job.kind = JK_FILL;
+        job.sdt = D.dt;
+        job.n = 32'(D.cols);
+        job.daddr = {D.space, d_ra};
         row_end = 1'b1;
       end
       W_SCALED: begin  // bit copies, as INT8 bytes (sim/systemc/dma_jobs.cc bytes_job)
-        job_sdt = 4'(DTYPE_INT8);
-        job_ddt = 4'(DTYPE_INT8);
-        job_n = phase ? sbytes : rbytes;
-        job_saddr = {S.space, phase ? s_sa : s_ra};
-        job_daddr = {D.space, phase ? d_sa : d_ra};
+        job.sdt = 4'(DTYPE_INT8);
+        job.ddt = 4'(DTYPE_INT8);
+        job.n = phase ? sbytes : rbytes;
+        job.saddr = {S.space, phase ? s_sa : s_ra};
+        job.daddr = {D.space, phase ? d_sa : d_ra};
         row_end = phase || sbytes == 32'd0;
       end
       W_QUANT:
         if (!phase) begin
           len = min24(g, S.cols - cs);
-          job_kind = JK_QUANT;
-          job_n = 32'(len);
-          job_saddr = {S.space, s_ra + ((40'(cs) << ewl(S.dt)) >> 1)};
-          job_daddr = {D.space, d_ra + 40'(cs)};
-          job_qaddr = {D.space, d_sa + 40'(gk) * 40'd4};
+          job.kind = JK_QUANT;
+          job.n = 32'(len);
+          job.saddr = {S.space, s_ra + ((40'(cs) << nibbles_log2(elem_nibbles(S.dt))) >> 1)};
+          job.daddr = {D.space, d_ra + 40'(cs)};
+          job.qaddr = {D.space, d_sa + 40'(gk) * 40'd4};
           row_end = cs + len == S.cols && nrec <= gk + 24'd1;
         end else begin  // the record's entries past the row's last group: INT32 zeros
-          job_kind = JK_FILL;
-          job_sdt = 4'(DTYPE_INT32);
-          job_ddt = 4'(DTYPE_INT32);
-          job_n = 32'(nrec) - 32'(gk);
-          job_daddr = {D.space, d_sa + 40'(gk) * 40'd4};
-          job_konst = 32'd0;
+          job.kind = JK_FILL;
+          job.sdt = 4'(DTYPE_INT32);
+          job.ddt = 4'(DTYPE_INT32);
+          job.n = 32'(nrec) - 32'(gk);
+          job.daddr = {D.space, d_sa + 40'(gk) * 40'd4};
+          job.konst = 32'd0;
           row_end = 1'b1;
         end
       default: begin  // W_RUNS
         len = min24(min24(S.cols - cs, D.cols - cd), g - gc);
-        s_off = 27'(cs) << ewl(S.dt);  // nibbles into the src row
-        d_off = 27'(cd) << ewl(D.dt);
-        job_n = 32'(len);
-        job_saddr = {S.space, s_ra + (40'(s_off) >> 1)};
-        job_snib = s_off[0];
-        job_daddr = {D.space, d_ra + (40'(d_off) >> 1)};
+        s_off = 27'(cs) << nibbles_log2(elem_nibbles(S.dt));  // nibbles into the src row
+        d_off = 27'(cd) << nibbles_log2(elem_nibbles(D.dt));
+        job.n = 32'(len);
+        job.saddr = {S.space, s_ra + (40'(s_off) >> 1)};
+        job.snib = s_off[0];
+        job.daddr = {D.space, d_ra + (40'(d_off) >> 1)};
         if (S.dt != D.dt && S.smode != 2'(SCALE_MODE_NONE)) begin  // a dequantising run: one src scale group
-          job_smode = S.smode;
-          job_scaddr = {S.space, s_sa + ((S.smode == 2'(SCALE_MODE_GROUP)) ? 40'(gk) * 40'd4 : 40'd0)};
-          job_bkaddr = {S.space, s_sa + 40'd4 + 40'(gk)};
+          job.smode = S.smode;
+          job.scaddr = {S.space, s_sa + ((S.smode == 2'(SCALE_MODE_GROUP)) ? 40'(gk) * 40'd4 : 40'd0)};
+          job.bkaddr = {S.space, s_sa + 40'd4 + 40'(gk)};
         end
         row_end = cs + len == S.cols;  // src's row
       end
