@@ -44,35 +44,26 @@
 #include "rtl_bridge/cosim.h"
 #include "rtl_bridge/waveform.h"
 #include "sim/ctl_exec.h"
+#include "sim/func_sim.h"
 #include "sim/memory.h"
 
 namespace n3::rtl {
 namespace {
 
 using Rng = std::mt19937_64;
-using sim::TrapKind;
 
 constexpr int64_t kSegment = 256;     // vectors per streaming / stalled segment
 constexpr int64_t kWatchdog = 1000;   // cycles without progress: a hang
 constexpr int kResetCycles = 2;
 constexpr uint64_t kMaxWords = uint64_t(isa::kMaxProgramWords);
 
-// n3_ctl's trap codes (its TRAP_* localparams).
 std::string lower(std::string s) {
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
-int trap_code(const sim::CtlStep& s) {
-  if (!s.trapped) return 0;
-  switch (s.trap) {
-    case TrapKind::DivideByZero: return 1;
-    case TrapKind::OutOfRange: return 2;
-    case TrapKind::Misaligned: return 3;
-    case TrapKind::PcOutOfRange: return 4;
-    default: return 7;  // ctl_step raises no other
-  }
-}
+// n3_ctl's out_trap: the CtlTrap value (its TRAP_* localparams).
+int trap_code(const sim::CtlStep& s) { return int(s.trap); }
 
 // ---- the vectors ---------------------------------------------------------------
 
@@ -427,7 +418,7 @@ class Bench : public sc_core::sc_module {
       }
       const isa::OpcodeDef& d = *isa::def_of(w.insn);
       e.cls = isa::mnemonic(d, *isa::subop_of(d, w.insn));
-      if (s.trapped) e.cls += std::string("/") + sim::trap_name(s.trap);
+      if (s.trapped) e.cls += std::string("/") + sim::trap_name(sim::trap_kind(s.trap));
       else if (d.opcode == isa::Opcode::BR) e.cls += s.taken ? "/taken" : "/not_taken";
       if (s.trapped) e.kind = "trap";
       else if (d.opcode == isa::Opcode::LDST) e.kind = s.store ? "ldst.store" : "ldst.load";

@@ -66,7 +66,7 @@ int64_t load_value(bool wide, uint64_t raw) {
 CtlStep ctl_step(uint64_t w, uint32_t pc, const int64_t* regs, uint64_t code_words, const Memory& mem) {
   CtlStep s;
   s.next = pc + 1;
-  auto trap = [&](TrapKind k, std::string why) {
+  auto trap = [&](CtlTrap k, std::string why) {
     s.trapped = true;
     s.trap = k;
     s.reason = std::move(why);
@@ -88,7 +88,7 @@ CtlStep ctl_step(uint64_t w, uint32_t pc, const int64_t* regs, uint64_t code_wor
         const isa::AluInsn i = isa::decode_alu(w);
         op = i.op, s.rd = i.rd, a = regs[i.rs1], b = regs[i.rs2];
       }
-      if (!alu_op(op, a, b, imm, &s.value)) return trap(TrapKind::DivideByZero, "alu remu: divisor is 0");
+      if (!alu_op(op, a, b, imm, &s.value)) return trap(CtlTrap::DivideByZero, "alu remu: divisor is 0");
       s.writes = true;
       break;
     }
@@ -102,10 +102,10 @@ CtlStep ctl_step(uint64_t w, uint32_t pc, const int64_t* regs, uint64_t code_wor
       s.rd = i.rd;
       const SpaceMemory& m = mem.space(i.space);
       if (static_cast<int64_t>(s.addr) < 0 || !m.in_range(s.addr, s.bytes))
-        return trap(TrapKind::OutOfRange, "scalar address " + hex(s.addr) + " leaves " + m.name() + " (" +
+        return trap(CtlTrap::OutOfRange, "scalar address " + hex(s.addr) + " leaves " + m.name() + " (" +
                                               std::to_string(m.capacity()) + " bytes)");
       if (s.addr % s.bytes)
-        return trap(TrapKind::Misaligned,
+        return trap(CtlTrap::Misaligned,
                     "scalar address " + hex(s.addr) + " is not " + std::to_string(s.bytes) + "-byte aligned");
       s.mem = true;
       s.writes = !s.store;
@@ -117,7 +117,7 @@ CtlStep ctl_step(uint64_t w, uint32_t pc, const int64_t* regs, uint64_t code_wor
       if (s.taken) {
         const int64_t target = int64_t(pc) + i.target;
         if (target < 0 || target > int64_t(code_words))
-          return trap(TrapKind::PcOutOfRange, "branch target " + std::to_string(target) + " is outside the program");
+          return trap(CtlTrap::PcOutOfRange, "branch target " + std::to_string(target) + " is outside the program");
         s.next = static_cast<uint32_t>(target);
       }
       break;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "isa/isa.h"
-#include "sim/func_sim.h"
+#include "sim/memory.h"
 
 namespace n3::sim {
 
@@ -20,9 +20,13 @@ bool alu_op(isa::AluOp op, int64_t a, int64_t b, bool zext_logic, int64_t* out);
 // Whether a branch with condition c on (a, b) is taken.
 bool br_taken(isa::BrCond c, int64_t a, int64_t b);
 
+// The traps a control step can raise (FuncSim maps them to its TrapKind,
+// sim::trap_kind; n3_ctl's out_trap carries these values).
+enum class CtlTrap : uint8_t { None = 0, DivideByZero = 1, OutOfRange = 2, Misaligned = 3, PcOutOfRange = 4 };
+
 struct CtlStep {
   bool trapped = false;
-  TrapKind trap = TrapKind::ReservedOpcode;  // when trapped
+  CtlTrap trap = CtlTrap::None;
   std::string reason;                        // when trapped: FuncSim's trap text
   bool writes = false;  // rd is written (r0 counts: set_reg drops it)
   int rd = 0;

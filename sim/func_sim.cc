@@ -5,7 +5,6 @@
 #include "golden/dump_ops.h"
 #include "isa/dis.h"
 #include "isa/verify.h"
-#include "sim/ctl_exec.h"
 
 namespace n3::sim {
 
@@ -60,6 +59,17 @@ const char* trap_what(TrapKind k) {
 #undef N3_X
   }
   return "?";
+}
+
+TrapKind trap_kind(CtlTrap t) {
+  switch (t) {
+    case CtlTrap::DivideByZero: return TrapKind::DivideByZero;
+    case CtlTrap::OutOfRange: return TrapKind::OutOfRange;
+    case CtlTrap::Misaligned: return TrapKind::Misaligned;
+    case CtlTrap::PcOutOfRange: return TrapKind::PcOutOfRange;
+    case CtlTrap::None: break;
+  }
+  throw Error("sim: trap_kind of no trap");
 }
 
 Trap::Trap(TrapKind k, int64_t pc, const std::string& dis, const std::string& reason)
@@ -381,7 +391,7 @@ void FuncSim::exec_ctl(const OpcodeDef& d, const SubopDef& s, uint64_t w, uint32
   // The step itself (registers, branch target, scalar address and its
   // traps) is sim/ctl_exec.cc's, which the RTL's n3_ctl is compared with.
   const CtlStep st = ctl_step(w, pc, regs_.data(), prog_.code.size(), mem_);
-  if (st.trapped) trap_at(st.trap, pc, st.reason);
+  if (st.trapped) trap_at(trap_kind(st.trap), pc, st.reason);
   const uint32_t next = st.next;
   switch (d.opcode) {
     case Opcode::ALU:

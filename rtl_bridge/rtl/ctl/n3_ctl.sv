@@ -84,7 +84,7 @@ module n3_ctl
   output logic [63:0]        out_addr,     // LDST: the scalar address (trapping or not), else 0
   output logic               out_halt      // SYS HALT
 );
-  // Trap codes (the bridge maps them to sim::TrapKind).
+  // Trap codes: sim::CtlTrap's values (sim/ctl_exec.h).
   localparam logic [2:0] TRAP_NONE = 3'd0, TRAP_DIV0 = 3'd1, TRAP_RANGE = 3'd2, TRAP_ALIGN = 3'd3, TRAP_PC = 3'd4;
 
   typedef enum logic [1:0] {S_IDLE, S_DIV, S_MEM_REQ, S_MEM_RSP} state_e;
