@@ -43,6 +43,9 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
 #ifdef N3_HAVE_RTL_DMA
       {"dma", cosim_dma},
 #endif
+#ifdef N3_HAVE_RTL_CTL
+      {"ctl", cosim_ctl},
+#endif
 #ifdef N3_HAVE_RTL_SFU
       {"sfu", cosim_sfu},
       {"sfu-count", cosim_sfu_count},
@@ -50,7 +53,7 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
   };
   const auto it = units.find(o.unit);
   require(it != units.end(),
-          "--unit must be 'decoder', 'gemv', 'dma', 'sfu', 'sfu-count' or 'fp' (is '" + o.unit + "')");
+          "--unit must be 'decoder', 'gemv', 'dma', 'sfu', 'sfu-count', 'fp' or 'ctl' (is '" + o.unit + "')");
   CosimReport r = it->second(o, log);
   r.unit = o.unit;
   // The design point: shards of one regression must have run the same

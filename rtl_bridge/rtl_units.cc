@@ -2,6 +2,9 @@
 
 #include "base/error.h"
 #include "rtl_bridge/decoder_unit.h"
+#ifdef N3_HAVE_RTL_CTL
+#include "rtl_bridge/ctl_unit.h"
+#endif
 #ifdef N3_HAVE_RTL_GEMV
 #include "rtl_bridge/gemv_unit.h"
 #endif
@@ -22,6 +25,12 @@ void use_rtl_units(sc::RunOptions* o, const HwConfig& hw, const std::vector<std:
       use_rtl_decoder(o, hw, wave, vcd_instructions);
       continue;
     }
+#ifdef N3_HAVE_RTL_CTL
+    if (u == "ctl") {
+      use_rtl_ctl(o, hw, wave, vcd_instructions);
+      continue;
+    }
+#endif
 #ifdef N3_HAVE_RTL_GEMV
     if (u == "gemv") {
       use_rtl_gemv(o, hw, wave, vcd_instructions);
@@ -51,6 +60,12 @@ void print_rtl_summaries(const std::vector<std::string>& units, double wall_s, s
       print_decoder_summary(decoder_rtl_stats(), out);
       cycles = double(decoder_rtl_stats().cycles);
     }
+#ifdef N3_HAVE_RTL_CTL
+    if (u == "ctl") {
+      print_ctl_summary(ctl_rtl_stats(), out);
+      cycles = double(ctl_rtl_stats().cycles);
+    }
+#endif
 #ifdef N3_HAVE_RTL_GEMV
     if (u == "gemv") {
       print_gemv_comparison(gemv_rtl_records(), out);

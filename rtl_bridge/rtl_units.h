@@ -24,7 +24,7 @@ inline std::string rtl_vcd_path(const std::string& vcd, const std::string& unit,
   return vcd.substr(0, dot) + "." + unit + vcd.substr(dot);
 }
 
-// Elaborates each of `units` ("decoder", "gemv", "dma", "sfu"; as parse_rtl_list gives them)
+// Elaborates each of `units` ("decoder", "ctl", "gemv", "dma", "sfu"; as parse_rtl_list gives them)
 // in its engine's place in `o`. `vcd` ("" none): the waveform; with one unit
 // the file itself, with several one file per unit (rtl_vcd_path), each
 // holding its unit's first `vcd_instructions` instructions (< 0: all).

@@ -61,6 +61,17 @@ const char* trap_what(TrapKind k) {
   return "?";
 }
 
+TrapKind trap_kind(CtlTrap t) {
+  switch (t) {
+    case CtlTrap::DivideByZero: return TrapKind::DivideByZero;
+    case CtlTrap::OutOfRange: return TrapKind::OutOfRange;
+    case CtlTrap::Misaligned: return TrapKind::Misaligned;
+    case CtlTrap::PcOutOfRange: return TrapKind::PcOutOfRange;
+    case CtlTrap::None: break;
+  }
+  throw Error("sim: trap_kind of no trap");
+}
+
 Trap::Trap(TrapKind k, int64_t pc, const std::string& dis, const std::string& reason)
     : Error(std::string("trap ") + trap_name(k) +
             (pc >= 0 ? " at instruction " + std::to_string(pc) + " (" + dis + ")" : std::string()) + ": " + reason),
@@ -377,98 +388,38 @@ void FuncSim::exec_ctl(const OpcodeDef& d, const SubopDef& s, uint64_t w, uint32
   pop_tokens(kCtl, wait_bits(w), vc);
   const uint64_t seq = q.done + 1;
   std::string extra;
-  uint32_t next = pc + 1;
-  auto alu = [&](AluOp op, int64_t a, int64_t b, bool zext_logic) -> int64_t {
-    const uint64_t ua = static_cast<uint64_t>(a);
-    uint64_t ub = static_cast<uint64_t>(b);
-    if (zext_logic && (op == AluOp::AND || op == AluOp::OR || op == AluOp::XOR)) ub &= 0xffffffffull;
-    switch (op) {
-      case AluOp::ADD: return static_cast<int64_t>(ua + ub);
-      case AluOp::SUB: return static_cast<int64_t>(ua - ub);
-      case AluOp::MUL: return static_cast<int64_t>(ua * ub);
-      case AluOp::MIN: return a < b ? a : b;
-      case AluOp::MAX: return a > b ? a : b;
-      case AluOp::AND: return static_cast<int64_t>(ua & ub);
-      case AluOp::OR: return static_cast<int64_t>(ua | ub);
-      case AluOp::XOR: return static_cast<int64_t>(ua ^ ub);
-      case AluOp::SHL: return static_cast<int64_t>(ua << (ub & 63));
-      case AluOp::SHR: return static_cast<int64_t>(ua >> (ub & 63));
-      case AluOp::SRA: return a >> (ub & 63);
-      case AluOp::SLT: return a < b ? 1 : 0;
-      case AluOp::SLTU: return ua < ub ? 1 : 0;
-      case AluOp::REMU:
-        if (ub == 0) trap_at(TrapKind::DivideByZero, pc, "alu remu: divisor is 0");
-        return static_cast<int64_t>(ua % ub);
-    }
-    return 0;
-  };
+  // The step itself (registers, branch target, scalar address and its
+  // traps) is sim/ctl_exec.cc's, which the RTL's n3_ctl is compared with.
+  const CtlStep st = ctl_step(w, pc, regs_.data(), prog_.code.size(), mem_);
+  if (st.trapped) trap_at(trap_kind(st.trap), pc, st.reason);
+  const uint32_t next = st.next;
   switch (d.opcode) {
-    case Opcode::ALU: {
-      const AluInsn i = decode_alu(w);
-      set_reg(i.rd, alu(i.op, regs_[i.rs1], regs_[i.rs2], false));
-      extra = "r" + std::to_string(i.rd) + " = " + std::to_string(regs_[i.rd]);
+    case Opcode::ALU:
+    case Opcode::ALUI:
+      set_reg(st.rd, st.value);
+      extra = "r" + std::to_string(st.rd) + " = " + std::to_string(regs_[st.rd]);
       break;
-    }
-    case Opcode::ALUI: {
-      const AluiInsn i = decode_alui(w);
-      set_reg(i.rd, alu(i.op, regs_[i.rs1], i.imm, true));
-      extra = "r" + std::to_string(i.rd) + " = " + std::to_string(regs_[i.rd]);
-      break;
-    }
     case Opcode::LDST: {
-      const LdstInsn i = decode_ldst(w);
-      const bool wide = i.op == LdstOp::LD || i.op == LdstOp::SD, store = i.op == LdstOp::SW || i.op == LdstOp::SD;
-      const uint64_t n = wide ? 8 : 4;
-      const uint64_t addr = static_cast<uint64_t>(regs_[i.rs1]) + static_cast<uint64_t>(static_cast<int64_t>(i.imm));
-      SpaceMemory& m = mem_.space(i.space);
-      if (static_cast<int64_t>(addr) < 0 || !m.in_range(addr, n))
-        trap_at(TrapKind::OutOfRange, pc, "scalar address " + hex(addr) + " leaves " + m.name() + " (" +
-                                              std::to_string(m.capacity()) + " bytes)");
-      if (addr % n) trap_at(TrapKind::Misaligned, pc, "scalar address " + hex(addr) + " is not " + std::to_string(n) + "-byte aligned");
-      check_hazards(kCtl, seq, pc, vc, {{i.space, addr, addr + n, store}});
-      if (store) {
-        const int64_t v = regs_[i.rd];
-        m.write(addr, &v, n);  // little-endian host: low bytes first
-        extra = "[" + hex(addr) + "] = " + std::to_string(wide ? v : static_cast<int32_t>(v));
+      check_hazards(kCtl, seq, pc, vc, {{st.space, st.addr, st.addr + st.bytes, st.store}});
+      SpaceMemory& m = mem_.space(st.space);
+      const bool wide = st.bytes == 8;
+      if (st.store) {
+        const int64_t v = regs_[st.rd];
+        m.write(st.addr, &v, st.bytes);  // little-endian host: low bytes first
+        extra = "[" + hex(st.addr) + "] = " + std::to_string(wide ? v : static_cast<int32_t>(v));
       } else {
-        if (wide) {
-          int64_t v;
-          m.read(addr, &v, 8);
-          set_reg(i.rd, v);
-        } else {
-          int32_t v;
-          m.read(addr, &v, 4);
-          set_reg(i.rd, v);
-        }
-        extra = "r" + std::to_string(i.rd) + " = " + std::to_string(regs_[i.rd]);
+        uint64_t raw = 0;
+        m.read(st.addr, &raw, st.bytes);  // little-endian host: a 4-byte read fills the low half
+        set_reg(st.rd, load_value(wide, raw));
+        extra = "r" + std::to_string(st.rd) + " = " + std::to_string(regs_[st.rd]);
       }
       break;
     }
-    case Opcode::BR: {
-      const BrInsn i = decode_br(w);
-      const int64_t a = regs_[i.rs1], b = regs_[i.rs2];
-      const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-      bool t = false;
-      switch (i.cond) {
-        case BrCond::AL: t = true; break;
-        case BrCond::EQ: t = a == b; break;
-        case BrCond::NE: t = a != b; break;
-        case BrCond::LT: t = a < b; break;
-        case BrCond::GE: t = a >= b; break;
-        case BrCond::LTU: t = ua < ub; break;
-        case BrCond::GEU: t = ua >= ub; break;
-      }
-      if (t) {
-        const int64_t target = int64_t(pc) + i.target;
-        if (target < 0 || target > int64_t(prog_.code.size()))
-          trap_at(TrapKind::PcOutOfRange, pc, "branch target " + std::to_string(target) + " is outside the program");
-        next = static_cast<uint32_t>(target);
-      }
-      extra = t ? "taken" : "not taken";
+    case Opcode::BR:
+      extra = st.taken ? "taken" : "not taken";
       break;
-    }
     case Opcode::SYS:
-      if (decode_sys(w).func == SysFunc::HALT) halted_ = true;
+      if (st.halt) halted_ = true;
       break;
     default:
       break;

@@ -18,6 +18,7 @@
 #include "base/error.h"
 #include "golden/numerics/formats_config.h"
 #include "isa/program.h"
+#include "sim/ctl_exec.h"
 #include "sim/hazard.h"
 #include "sim/memory.h"
 #include "sim/view.h"
@@ -47,6 +48,8 @@ enum class TrapKind : uint8_t {
 #undef N3_X
 };
 const char* trap_name(TrapKind k);
+// The TrapKind of a control step's trap (sim/ctl_exec.h).
+TrapKind trap_kind(CtlTrap t);
 const char* trap_what(TrapKind k);
 constexpr int kNumTrapKinds = 15;
 
@@ -139,6 +142,7 @@ class FuncSim {
     uint32_t pc = 0;
   };
   bool halted() const { return halted_; }
+  uint32_t pc() const { return pc_; }  // the next instruction to fetch
   Next peek() const;                 // the instruction at pc (checked); traps like run()
   void exec_control();               // runs the control instruction at pc; its tokens must be here
   const Issued& dispatch();          // resolves the engine instruction at pc onto its queue

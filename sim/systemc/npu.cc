@@ -22,8 +22,8 @@ namespace n3::sc {
 class Ctl : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Ctl);
-  Ctl(sc_core::sc_module_name n, Context& c, bool progress, DecodeStage* decode)
-      : sc_core::sc_module(n), c_(c), progress_(progress), decode_(decode) {
+  Ctl(sc_core::sc_module_name n, Context& c, bool progress, DecodeStage* decode, CtlStage* exec)
+      : sc_core::sc_module(n), c_(c), progress_(progress), decode_(decode), exec_(exec) {
     SC_THREAD(run);
   }
 
@@ -62,7 +62,21 @@ class Ctl : public sc_core::sc_module {
           tokens->acquire(0, n.wait);
           st.stall_ps["tokens"] += c_.now_ps() - t0;
           const double start = c_.now_ps();
+          CtlStage::Executed ex;
+          if (exec_) {
+            ex.word = c_.sim->program().code[n.pc];
+            ex.pc = n.pc;
+            ex.dyn = c_.sim->stats().fetched + 1;
+            for (int i = 0; i < isa::kNumRegs; ++i) ex.before[size_t(i)] = c_.sim->reg(i);
+          }
           c_.sim->exec_control();
+          if (exec_) {
+            for (int i = 0; i < isa::kNumRegs; ++i) ex.after[size_t(i)] = c_.sim->reg(i);
+            ex.next_pc = c_.sim->pc();
+            ex.halted = c_.sim->halted();
+            ex.sim = c_.sim;
+            exec_->executed(ex);
+          }
           sc_core::wait(c_.ps(double(c_.p.timing.ctl_cycles.value) * clk));
           st.busy_ps += c_.now_ps() - start;
           ++st.instructions;
@@ -88,12 +102,14 @@ class Ctl : public sc_core::sc_module {
         }
       }
       if (decode_) decode_->drain();
+      if (exec_) exec_->drain();
     }
   }
 
   Context& c_;
   bool progress_;
   DecodeStage* decode_;  // null: the C++ decoder alone
+  CtlStage* exec_;       // null: the functional core alone
 };
 
 namespace {
@@ -113,7 +129,8 @@ struct Top : sc_core::sc_module {
         sfu_unit(o.sfu_unit.make ? o.sfu_unit.make("sfu", c) : std::make_unique<SfuUnit>("sfu", c)),
         sfu(*sfu_unit),
         decoder(o.decoder.make ? o.decoder.make("decoder", c) : nullptr),
-        ctl("ctl", c, o.progress, decoder.get()) {
+        ctl_stage(o.ctl_stage.make ? o.ctl_stage.make("ctl_exec", c) : nullptr),
+        ctl("ctl", c, o.progress, decoder.get(), ctl_stage.get()) {
     EngineUnit* engines[] = {&dma, &gemv, &gemm, &sfu};
     for (size_t i = 0; i < 4; ++i) {
       engines[i]->ddr.bind(ddr.socket);
@@ -136,6 +153,7 @@ struct Top : sc_core::sc_module {
   std::unique_ptr<SfuUnit> sfu_unit;  // the timing model's, or an RTL unit
   SfuUnit& sfu;
   std::unique_ptr<DecodeStage> decoder;  // an RTL decoder beside the C++ one, or none
+  std::unique_ptr<CtlStage> ctl_stage;   // an RTL execute stage beside the functional core, or none
   Ctl ctl;
 };
 

@@ -6,6 +6,7 @@
 #pragma once
 #include <systemc>
 
+#include <array>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -49,6 +50,29 @@ struct DecodeStage {
   virtual void drain() = 0;
 };
 
+// The control engine's execute stage as a second executor beside the
+// functional core (`--rtl ctl`, rtl_bridge/ctl_unit.h): sees every control
+// instruction the control unit executes, in order, with the registers
+// before and after it, and checks its own execution of it. It does not
+// change when anything happens: the model charges ctl_cycles, and the unit
+// reports its own clocks against them.
+struct CtlStage {
+  struct Executed {
+    uint64_t word = 0;
+    uint32_t pc = 0, next_pc = 0;  // next_pc: where the functional core goes on
+    uint64_t dyn = 0;              // 1 for the run's first instruction
+    bool halted = false;
+    std::array<int64_t, isa::kNumRegs> before{}, after{};  // the registers
+    const sim::FuncSim* sim = nullptr;  // the program and memories, as at the call
+  };
+  virtual ~CtlStage() = default;
+  // From the control unit's thread, once per control instruction, after the
+  // functional core executed it.
+  virtual void executed(const Executed& e) = 0;
+  // After sys.halt: returns once every instruction was executed and checked.
+  virtual void drain() = 0;
+};
+
 struct RunOptions {
   bool trace = false;      // record one slice per instruction
   bool progress = false;   // a progress line on stderr during long runs
@@ -56,9 +80,11 @@ struct RunOptions {
   UnitChoice<DmaUnit> dma_unit;   // the DMA engine
   UnitChoice<SfuUnit> sfu_unit;     // the SFU (CVO)
   UnitChoice<DecodeStage> decoder;  // null make: the C++ decoder alone
+  UnitChoice<CtlStage> ctl_stage;   // null make: the functional core alone
   // The elaborated design, for the one-design-per-process check.
   std::string design() const {
-    return "gemv " + gemv_unit.name + ", dma " + dma_unit.name + ", sfu " + sfu_unit.name + ", decoder " + decoder.name;
+    return "gemv " + gemv_unit.name + ", dma " + dma_unit.name + ", sfu " + sfu_unit.name + ", decoder " + decoder.name +
+           ", ctl " + ctl_stage.name;
   }
 };
 
