@@ -178,7 +178,7 @@ TEST(RtlCdc, WaveformHoldsBothClocks) {
 
 TEST(RtlCdc, LongRun) {
   if (!test::opt_in("N3_RTL_LARGE"))
-    GTEST_SKIP() << "set N3_RTL_LARGE=1 to run 200 000 streams (about 13.5 M words, under a minute)";
+    GTEST_SKIP() << "set N3_RTL_LARGE=1 to run 200 000 streams (about 13.5 M words, 150 s on 2 loaded cores)";
   const test::RunResult r = test::run_n3("cosim --unit cdc --vectors 200000 --seed 2");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   const Summary s = parse(r.out, r.err);
