@@ -106,9 +106,11 @@ struct Throughput {
   double words = 0, write_edges = 0, read_edges = 0, axi_edges = 0;
 };
 
-class Stream {
+// The time wheel's clock: SystemC's time in ps, advanced edge to edge, and
+// the reset between streams.
+class Wheel {
  public:
-  Stream(Bench& b, int64_t& now_ps) : b_(b), now_(now_ps) {}
+  Wheel(Bench& b, int64_t& now_ps) : b_(b), now_(now_ps) {}
 
   // Advances to absolute time t (ps): everything before t has run.
   void advance_to(int64_t t) {
@@ -157,7 +159,7 @@ CosimReport cosim_cdc(const CosimOptions& o, std::ostream& log) {
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   wave.open([&](VerilatedFstC* f) { bench->top.trace(f, 99); });
   int64_t now = 0;
-  Stream s(*bench, now);
+  Wheel s(*bench, now);
   Bench& b = *bench;
 
   CosimReport r;
