@@ -166,7 +166,7 @@ const std::vector<Key>& schema() {
        [](HwConfig& h) { return at(h.timing.ddr_latency_ns); }},
       {"timing.ddr_burst_bytes", kOptional, kPos, "AXI burst size; transfers round up to whole bursts",
        [](HwConfig& h) { return at(h.timing.ddr_burst_bytes); }},
-      {"timing.cdc_sync_cycles", kOptional, kNonNeg, "AXI-clock cycles of the port-to-core clock-domain crossing",
+      {"timing.cdc_sync_cycles", kOptional, kNonNeg, "core-clock cycles of the port-to-core clock-domain crossing (worst case over the clocks' phase)",
        [](HwConfig& h) { return at(h.timing.cdc_sync_cycles); }},
       {"timing.dma_hp_ports", kOptional, kPos,
        "HP ports a DMA or SFU DDR transfer stripes over (at most memory.hp_ports)",

@@ -50,10 +50,13 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
       {"sfu", cosim_sfu},
       {"sfu-count", cosim_sfu_count},
 #endif
+#ifdef N3_HAVE_RTL_CDC
+      {"cdc", cosim_cdc},
+#endif
   };
   const auto it = units.find(o.unit);
   require(it != units.end(),
-          "--unit must be 'decoder', 'gemv', 'dma', 'sfu', 'sfu-count', 'fp' or 'ctl' (is '" + o.unit + "')");
+          "--unit must be 'decoder', 'gemv', 'dma', 'sfu', 'sfu-count', 'fp', 'ctl' or 'cdc' (is '" + o.unit + "')");
   CosimReport r = it->second(o, log);
   r.unit = o.unit;
   // The design point: shards of one regression must have run the same

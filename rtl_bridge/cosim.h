@@ -19,7 +19,7 @@
 namespace n3::rtl {
 
 struct CosimOptions {
-  std::string unit;           // "decoder", "gemv", "dma", "sfu", "sfu-count", "fp" or "ctl"
+  std::string unit;           // "decoder", "gemv", "dma", "sfu", "sfu-count", "fp", "ctl" or "cdc"
   int64_t vectors = 10000;    // over all shards
   uint64_t seed = 1;
   int shard = 0, shards = 1;  // this process runs the vectors i with i % shards == shard
@@ -82,6 +82,10 @@ CosimReport cosim_sfu_count(const CosimOptions& o, std::ostream& log);
 // The GEMV engine's floating-point and BFP leaves (rtl/fp/) against the
 // numerics core; `mismatches` counts leaf results that differ.
 CosimReport cosim_fp(const CosimOptions& o, std::ostream& log);
+// The HP-port-to-core clock-domain crossing (rtl/cdc/n3_cdc_fifo.sv, two
+// clocks) against a C++ queue, one stream a vector, and its measured
+// latency and throughput against the model's timing.cdc_sync_cycles.
+CosimReport cosim_cdc(const CosimOptions& o, std::ostream& log);
 
 // The control engine's execute stage (rtl/ctl/) against sim/ctl_exec.cc's
 // ctl_step, one control instruction (or a dependent pair) per vector.

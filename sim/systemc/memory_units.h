@@ -20,7 +20,8 @@ namespace n3::sc {
 // whole bursts, at DDR peak x efficiency) and k ports (their shares at the
 // port width x AXI clock) from one common start; it completes when the
 // slower of the two has moved it, plus DDR latency and the AXI -> core
-// clock-domain crossing (cdc_sync_cycles AXI clocks in the async FIFO).
+// clock-domain crossing (cdc_sync_cycles core clocks in the async FIFO,
+// timing::cdc_latency_ps).
 // The k ports are those that free first (lowest index on ties).
 class DdrHp : public MemTarget {
  public:

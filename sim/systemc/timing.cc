@@ -252,9 +252,9 @@ double ddr_occupancy_ps(const Params& p, int64_t bytes, int64_t ports) {
   return double(bursts * p.timing.ddr_burst_bytes.value) / p.ddr_bytes_per_s(ports) * 1e12;
 }
 
-double ddr_latency_ps(const Params& p) {
-  return p.timing.ddr_latency_ns.value * 1e3 + double(p.timing.cdc_sync_cycles.value) * p.axi_ps();
-}
+double cdc_latency_ps(const Params& p) { return double(p.timing.cdc_sync_cycles.value) * p.core_ps(); }
+
+double ddr_latency_ps(const Params& p) { return p.timing.ddr_latency_ns.value * 1e3 + cdc_latency_ps(p); }
 
 double l2_ps(const Params& p, int64_t bytes) {
   const int64_t per_clk = p.l2_word_bytes() * p.timing.l2_port_words.value;

@@ -186,6 +186,13 @@ double ddr_occupancy_ps(const Params& p, int64_t bytes, int64_t ports);
 // Fixed latency of one DDR transfer in ps: DDR latency plus the clock-domain
 // crossing from the AXI clock into the core clock.
 double ddr_latency_ps(const Params& p);
+// The HP-port-to-core clock-domain crossing: timing.cdc_sync_cycles core
+// clocks, the worst case over the clocks' phase of n3_cdc_fifo's latency
+// from the port-side write edge to the word visible at the core (`n3 cosim
+// --unit cdc`, docs/rtl.md "Clock-domain crossing"). The synchroniser flops
+// are clocked by the reading (core) side, so the latency is a count of core
+// clocks whatever the port clock is.
+double cdc_latency_ps(const Params& p);
 // ps for `bytes` over one L2 port (l2_port_words words per core clock).
 double l2_ps(const Params& p, int64_t bytes);
 
