@@ -1,6 +1,6 @@
 // `n3 cosim --unit cdc`: the async FIFO of the HP-port-to-core clock-domain
 // crossing (rtl/cdc/n3_cdc_fifo.sv) against a C++ queue, and the measurement
-// of what the crossing costs (docs/rtl.md, "Clock-domain crossing").
+// of what the crossing costs (docs/rtl_cdc.md, "Clock-domain crossing").
 //
 // The FIFO has two clocks. The Verilated model has no timing of its own
 // (Verilator 5.006 without --timing): this bench drives both clocks from a

@@ -1,4 +1,4 @@
-// `n3 cosim --unit ctl` (docs/rtl.md, "Control engine"): the Verilated
+// `n3 cosim --unit ctl` (docs/rtl_ctl.md, "Control engine"): the Verilated
 // n3_ctl (rtl/ctl/) against sim/ctl_exec.cc's ctl_step, the step FuncSim
 // runs for every control instruction, one vector at a time.
 //

@@ -1,4 +1,4 @@
-// `n3 cosim --unit decoder` (docs/rtl.md, "Instruction decoder"): the
+// `n3 cosim --unit decoder` (docs/rtl_decoder.md, "Instruction decoder"): the
 // Verilated n3_decoder (rtl/decoder/) against the C++ ISA (isa/isa.h:
 // check_word, def_of, subop_of, field_raw / field_signed), word by word.
 //

@@ -1,5 +1,5 @@
 // `n3 cosim --unit fp`: the floating-point and BFP leaves of the GEMV engine
-// (rtl_bridge/rtl/fp/, docs/rtl.md "Floating-point and BFP leaves") against
+// (rtl_bridge/rtl/fp/, docs/rtl_fp.md "Floating-point and BFP leaves") against
 // the numerics core, bit for bit. Vector i (cosim_fp_vectors.h, drawn from
 // vector_rng(seed, i)) holds an input for every leaf; it is driven into the
 // Verilated n3_fp_units (all leaves side by side), one SystemC time step

@@ -1,5 +1,5 @@
 // The RTL control engine's execute stage in the SystemC model (`n3 sim
-// --backend systemc --rtl ctl`, docs/rtl.md "The control engine bridge").
+// --backend systemc --rtl ctl`, docs/rtl_ctl.md "The control engine bridge").
 // Every control instruction the control unit executes on the functional
 // core is executed again by the Verilated n3_ctl (rtl/ctl/), in order, on
 // the core clock: its register write, next pc, HALT and memory request are

@@ -1,4 +1,4 @@
-// The RTL GEMV engine (rtl_bridge/rtl/gemv/, docs/rtl.md "GEMV engine") as a
+// The RTL GEMV engine (rtl_bridge/rtl/gemv/, docs/rtl_gemv.md "GEMV engine") as a
 // SystemC module: the Verilated model, its clock, and a driver that runs one
 // GEMV instruction at a time on it. The driver cuts an instruction into the
 // engine's canonical job (activation vectors, weight rows dealt to the

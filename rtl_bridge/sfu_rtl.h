@@ -1,4 +1,4 @@
-// The RTL SFU (rtl_bridge/rtl/sfu/, docs/rtl.md "SFU element pipeline", "SFU row operators") as a
+// The RTL SFU (rtl_bridge/rtl/sfu/, docs/rtl_sfu.md "SFU element pipeline", "SFU row operators") as a
 // SystemC module: the Verilated model, its gated clock, and a driver that
 // streams one command's elements through it (`n3 cosim --unit sfu`, and
 // the bridge into the SystemC model, `--rtl sfu`: rtl_bridge/sfu_unit.h).

@@ -1,5 +1,5 @@
 // The RTL SFU in the SystemC model (`n3 sim --backend systemc --rtl sfu`,
-// docs/rtl.md "The SFU bridge"). RtlSfuUnit takes the timing model's
+// docs/rtl_sfu.md "The SFU bridge"). RtlSfuUnit takes the timing model's
 // SfuUnit's place: the same instruction queue, tokens and TLM sockets. Per
 // CVO whose function the RTL has (sfu_vectors.h's kSfuFuncs: the
 // element-wise functions, the row reductions RSUM, RMAX, RSUMSQ and RMS, and

@@ -1,5 +1,5 @@
 // Random and adversarial inputs of the SFU's functions for
-// `n3 cosim --unit sfu` (docs/rtl.md, "SFU element pipeline", "SFU row operators"). Vector i
+// `n3 cosim --unit sfu` (docs/rtl_sfu.md, "SFU element pipeline", "SFU row operators"). Vector i
 // is one element (a row for the row functions) of function sfu_func_of(i),
 // built from (seed, i) alone, so a shard rebuilds exactly the vectors of the
 // unsplit run. Of every kSfuCycle consecutive indices, each element-wise

@@ -1,5 +1,5 @@
 // The RTL SFU element pipeline (rtl_bridge/rtl/sfu/) against the numerics
-// core, through `n3 cosim --unit sfu` (docs/rtl.md, "SFU element pipeline", "SFU row operators"): 10 000 random
+// core, through `n3 cosim --unit sfu` (docs/rtl_sfu.md, "SFU element pipeline", "SFU row operators"): 10 000 random
 // and adversarial vectors per function (an element; a row for the row
 // reductions RSUM, RMAX, RSUMSQ; for the fused row operators RMSNORM,
 // SOFTMAX, ROPE, GTOPK, SOFTCAP, MAGMATCH a row each 20th as often, at least
@@ -62,7 +62,7 @@ Summary parse(const std::string& out) {
   return s;
 }
 
-// The pipeline depth of each function (docs/rtl.md, "SFU element pipeline", the latency
+// The pipeline depth of each function (docs/rtl_sfu.md, "SFU element pipeline", the latency
 // table): the RTL's design, pinned so that a change to a program's steps is
 // a deliberate one, made in the doc and the SystemC model's calibration too.
 const std::map<std::string, int> kLatency = {

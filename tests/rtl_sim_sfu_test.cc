@@ -1,4 +1,4 @@
-// `n3 sim --backend systemc --rtl sfu` (docs/rtl.md "The SFU bridge"): the
+// `n3 sim --backend systemc --rtl sfu` (docs/rtl_sfu.md "The SFU bridge"): the
 // Verilated SFU in the SystemC model's SFU place. Every CVO (the
 // element-wise functions, the row reductions and the fused row operators)
 // runs on it, compared bit for bit with the functional core and held to the

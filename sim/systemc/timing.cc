@@ -112,7 +112,7 @@ double sfu_cycles(const Params& p, const sim::Issued& in) {
   const sim::View& a = in.op("a");
   // The multi-pass row operators: the row's clocks beyond its beats each
   // row, the gap between rows (the RTL: each row's passes and scalar tails
-  // one after the other, docs/rtl.md "SFU row operators").
+  // one after the other, docs/rtl_sfu.md "SFU row operators").
   if (sfu_multipass(f) && a.present() && a.rows > 0)
     return head + double(a.rows) * sfu_latency_cycles(p, f) + double(a.rows - 1) * double(p.timing.sfu_row_gap_cycles.value);
   return head + sfu_latency_cycles(p, f);
@@ -130,7 +130,7 @@ int64_t blocker_clocks(int64_t len, int64_t per_beat, int64_t block) {
 }
 
 // Pipeline stages of the RTL engine that no hardware-file key sets
-// (docs/rtl.md, "GEMV engine"): the activation blocker's register; the
+// (docs/rtl_gemv.md, "GEMV engine"): the activation blocker's register; the
 // core's row blocker before a BFP weight row can be used;
 // the float lane tree's finish (log2(32) adder levels and the rounding:
 // numerics fixes the tree at 32 lanes), which also bounds a pass from below.

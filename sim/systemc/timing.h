@@ -50,7 +50,7 @@ int64_t sfu_beats(const Params& p, const sim::Issued& in);
 double sfu_cycles(const Params& p, const sim::Issued& in);
 
 // The shape of one GEMV instruction as the GEMV engine runs it
-// (docs/timing.md "GEMV", docs/rtl.md "GEMV engine"): `vectors` activation
+// (docs/timing.md "GEMV", docs/rtl_gemv.md "GEMV engine"): `vectors` activation
 // vectors of `len` elements of `act_bytes` bytes stream in (after
 // `scale_words` f32 value scales for pv over an INT8 cache); `rows` weight
 // rows are dealt to the cores in turn, each row serving `per_row` vectors
@@ -189,7 +189,7 @@ double ddr_latency_ps(const Params& p);
 // The HP-port-to-core clock-domain crossing: timing.cdc_sync_cycles core
 // clocks, the worst case over the clocks' phase of n3_cdc_fifo's latency
 // from the port-side write edge to the word visible at the core (`n3 cosim
-// --unit cdc`, docs/rtl.md "Clock-domain crossing"). The synchroniser flops
+// --unit cdc`, docs/rtl_cdc.md "Clock-domain crossing"). The synchroniser flops
 // are clocked by the reading (core) side, so the latency is a count of core
 // clocks whatever the port clock is.
 double cdc_latency_ps(const Params& p);

@@ -1,5 +1,5 @@
 // n3_cdc_fifo: the asynchronous FIFO that carries an AXI HP port's data
-// across to the core clock (and back), docs/rtl.md "Clock-domain crossing".
+// across to the core clock (and back), docs/rtl_cdc.md "Clock-domain crossing".
 //
 // The standard design (C. Cummings, "Simulation and Synthesis Techniques for
 // Asynchronous FIFO Design", SNUG 2002): each side keeps a binary pointer

@@ -1,4 +1,4 @@
-# The clock-domain crossing (docs/rtl.md, "Clock-domain crossing"): the async
+# The clock-domain crossing (docs/rtl_cdc.md, "Clock-domain crossing"): the async
 # FIFO between an AXI HP port's clock (clocks.axi_mhz) and the core clock
 # (clocks.core_mhz). Two clock inputs, both driven by `n3 cosim --unit cdc`'s
 # time wheel (rtl_bridge/cosim_cdc.cc). 32-bit words (the cosim's reference

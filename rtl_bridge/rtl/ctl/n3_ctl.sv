@@ -1,4 +1,4 @@
-// The control engine's execute stage (docs/rtl.md, "Control engine"): the
+// The control engine's execute stage (docs/rtl_ctl.md, "Control engine"): the
 // scalar register file and what a legal control instruction (ALU, ALUI,
 // LDST, BR, SYS; isa.yaml engine CTL) does to it, to the pc and to memory,
 // bit for bit as sim/ctl_exec.cc's ctl_step (which FuncSim runs):

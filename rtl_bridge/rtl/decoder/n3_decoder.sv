@@ -9,7 +9,7 @@
 // insn_engine, the header positions); this file is only the pipeline, so an
 // isa.yaml change needs no edit here.
 //
-// Pipeline, 2 stages (docs/rtl.md, "Instruction decoder"):
+// Pipeline, 2 stages (docs/rtl_decoder.md, "Instruction decoder"):
 //   stage 1 (check):   every check of the word at once (insn_checks: per-opcode
 //                      reserved-bit masks, sub-function table, enum tables,
 //                      own-engine token bits) and the field slots, registered;

@@ -1,4 +1,4 @@
-// The floating-point and BFP leaves of the GEMV engine (docs/rtl.md,
+// The floating-point and BFP leaves of the GEMV engine (docs/rtl_fp.md,
 // "Floating-point and BFP leaves"), each a combinational function
 // bit-exact with one function of the numerics core (golden/numerics/,
 // which docs/numerics.md specifies), and their shared definitions.

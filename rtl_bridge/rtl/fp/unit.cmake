@@ -1,4 +1,4 @@
-# The floating-point and BFP leaves of the GEMV engine (docs/rtl.md,
+# The floating-point and BFP leaves of the GEMV engine (docs/rtl_fp.md,
 # "Floating-point and BFP leaves"): combinational functions of n3_fp_pkg,
 # bit-exact with the numerics core; n3_fp_units puts them side by side for
 # `n3 cosim --unit fp`.

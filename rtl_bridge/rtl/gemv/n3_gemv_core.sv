@@ -1,4 +1,4 @@
-// n3_gemv_core: one GEMV core (docs/rtl.md, "GEMV engine"). It takes the
+// n3_gemv_core: one GEMV core (docs/rtl_gemv.md, "GEMV engine"). It takes the
 // weight rows dealt to it (its own weight stream), holds them in three row
 // buffers (one fills, one may sit in the BFP quantiser's last clock, the MAC
 // reads the third: no bubble between rows) and runs one pass over

@@ -1,4 +1,4 @@
-// n3_gemv_engine: the GEMV engine (docs/rtl.md, "GEMV engine"): CORES cores
+// n3_gemv_engine: the GEMV engine (docs/rtl_gemv.md, "GEMV engine"): CORES cores
 // of LANES multiply-accumulates per clock behind one activation buffer.
 // A job (one gemv.mv / qk / pv instruction, cut into canonical form by the
 // driver, rtl_bridge/gemv_rtl.cc) is one command beat, then its activation

@@ -1,4 +1,4 @@
-// Shared codes of the GEMV engine (docs/rtl.md, "GEMV engine"): the job
+// Shared codes of the GEMV engine (docs/rtl_gemv.md, "GEMV engine"): the job
 // kinds of a command beat and the BFP exponent sentinels of
 // golden/numerics/bfp.h (the float formats and NaN are n3_fp_pkg's).
 // The codes name the whole interface; a unit need not use every one.

@@ -1,4 +1,4 @@
-# The GEMV engine (docs/rtl.md, "GEMV engine"): the floating-point and BFP
+# The GEMV engine (docs/rtl_gemv.md, "GEMV engine"): the floating-point and BFP
 # leaves (rtl/fp/n3_fp_pkg.sv, functions), then its own sources. CORES and
 # LANES come from the hardware file N3_RTL_HW (rtl_bridge/CMakeLists.txt).
 n3_rtl_unit(gemv TOP n3_gemv_engine

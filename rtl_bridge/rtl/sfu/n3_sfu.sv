@@ -1,4 +1,4 @@
-// The SFU's element pipeline (docs/rtl.md, "SFU element pipeline"): the
+// The SFU's element pipeline (docs/rtl_sfu.md, "SFU element pipeline"): the
 // element-wise CVO functions and the row reductions, LANES elements a clock, bit-exact with golden/numerics/sfu.h,
 // sfu_trig.h and sim/exec_sfu.cc (n3_sfu_pkg holds the programs).
 //
@@ -28,7 +28,7 @@
 // second, so 1/n is ready with the tree's sum and costs no clock. Rows of
 // any lengths may share a command.
 //
-// The fused row operators (n3_sfu_row_pkg, docs/rtl.md "SFU row operators"):
+// The fused row operators (n3_sfu_row_pkg, docs/rtl_sfu.md "SFU row operators"):
 // SOFTCAP and ROPE are element programs (ROPE streams rows, in_last on each
 // row's last beat: the element's index in its row says which half of the
 // pair it is, against d/2 of k's row length d: the rotation needs the half

@@ -1,4 +1,4 @@
-// The SFU's element programs (docs/rtl.md, "SFU element pipeline"): every
+// The SFU's element programs (docs/rtl_sfu.md, "SFU element pipeline"): every
 // element-wise CVO function (and the terms of the row reductions, which
 // n3_sfu's tail sums) as a fixed sequence of pipeline steps, each step a few IEEE
 // binary32 operations of n3_fp_pkg (fp_add, fp_mul, fp_div, fp_round_pack,
@@ -281,7 +281,7 @@ package n3_sfu_pkg;
   // ---- the functions -----------------------------------------------------------
 
   // Steps per function, the last one the rounding into dst's format: the
-  // pipeline latency in clocks (docs/rtl.md, "SFU element pipeline").
+  // pipeline latency in clocks (docs/rtl_sfu.md, "SFU element pipeline").
   function automatic logic [4:0] sfu_depth(func_t f);
     case (f)
       F_EXP: return 5'd12;

@@ -1,4 +1,4 @@
-// The SFU's fused row operators (docs/rtl.md, "SFU row operators"): RMSNORM,
+// The SFU's fused row operators (docs/rtl_sfu.md, "SFU row operators"): RMSNORM,
 // SOFTMAX, GTOPK and MAGMATCH as passes over a row, each pass an element
 // program of the element pipeline (n3_sfu_pkg's, or one below) whose terms
 // the reduction tail may sum or max, with a short scalar tail between passes

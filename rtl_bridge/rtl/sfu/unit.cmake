@@ -1,4 +1,4 @@
-# The SFU (docs/rtl.md, "SFU element pipeline", "SFU row operators"): the element-wise CVO
+# The SFU (docs/rtl_sfu.md, "SFU element pipeline", "SFU row operators"): the element-wise CVO
 # functions as step programs (n3_sfu_pkg.sv) over n3_fp_pkg's f32 functions,
 # the fused row operators' passes, element programs and scalar tails
 # (n3_sfu_row_pkg.sv),
