@@ -5,6 +5,7 @@
 #include "golden/dump_ops.h"
 #include "isa/dis.h"
 #include "isa/verify.h"
+#include "sim/address_text.h"
 
 namespace n3::sim {
 
@@ -232,7 +233,7 @@ View FuncSim::resolve_desc(uint32_t slot, const OperandDef& od, const std::strin
   // Highest physical row touched: the whole ring, or the window.
   const uint64_t last = v.d.ring ? v.d.rows - 1 : static_cast<uint64_t>(v.row_off + v.rows - 1);
   if (!fits(last, v.d.row_stride, v.d.base + static_cast<uint64_t>(v.row_bytes()), m.capacity()))
-    trap_at(TrapKind::OutOfRange, pc, dn + ": rows up to " + std::to_string(last) + " at " + hex(v.d.base) +
+    trap_at(TrapKind::OutOfRange, pc, dn + ": rows up to " + std::to_string(last) + " at " + address_text(v.d.base) +
                                           " + row * " + std::to_string(v.d.row_stride) + " leave " + m.name() +
                                           " (" + std::to_string(m.capacity()) + " bytes)");
   if (v.scaled() && !fits(last, v.d.scale_stride, v.d.scale_base + static_cast<uint64_t>(v.scale_bytes()), m.capacity()))
@@ -422,14 +423,14 @@ void FuncSim::exec_ctl(const OpcodeDef& d, const SubopDef& s, uint64_t w, uint32
       const uint64_t addr = static_cast<uint64_t>(regs_[i.rs1]) + static_cast<uint64_t>(static_cast<int64_t>(i.imm));
       SpaceMemory& m = mem_.space(i.space);
       if (static_cast<int64_t>(addr) < 0 || !m.in_range(addr, n))
-        trap_at(TrapKind::OutOfRange, pc, "scalar address " + hex(addr) + " leaves " + m.name() + " (" +
+        trap_at(TrapKind::OutOfRange, pc, "scalar address " + address_text(addr) + " leaves " + m.name() + " (" +
                                               std::to_string(m.capacity()) + " bytes)");
-      if (addr % n) trap_at(TrapKind::Misaligned, pc, "scalar address " + hex(addr) + " is not " + std::to_string(n) + "-byte aligned");
+      if (addr % n) trap_at(TrapKind::Misaligned, pc, "scalar address " + address_text(addr) + " is not " + std::to_string(n) + "-byte aligned");
       check_hazards(kCtl, seq, pc, vc, {{i.space, addr, addr + n, store}});
       if (store) {
         const int64_t v = regs_[i.rd];
         m.write(addr, &v, n);  // little-endian host: low bytes first
-        extra = "[" + hex(addr) + "] = " + std::to_string(wide ? v : static_cast<int32_t>(v));
+        extra = "[" + address_text(addr) + "] = " + std::to_string(wide ? v : static_cast<int32_t>(v));
       } else {
         if (wide) {
           int64_t v;
