@@ -92,7 +92,8 @@ TEST(Hardening, NpyShapesThatOverflowAreRefused) {
                          dir + "/x.npy", dir, before, "--load " + shape);
     // --ids through every command that takes it: the element count overflowed
     // into "cannot create std::vector larger than max_size()".
-    for (const std::string& cmd : {"golden", "sim --backend func", "run --max-new 2 --out " + dir + "/o.npy"}) {
+    const std::vector<std::string> cmds = {"golden", "sim --backend func", "run --max-new 2 --out " + dir + "/o.npy"};
+    for (const std::string& cmd : cmds) {
       const RunResult ids = run_n3(cmd + " --model " + test::tiny_n3w() + " --ids " + dir + "/x.npy" +
                                    (cmd == "golden" || cmd[0] == 's' ? " --dump " + dir + "/d" : ""));
       expect_clean_refusal(ids, dir + "/x.npy", dir, before, cmd + " --ids " + shape);
