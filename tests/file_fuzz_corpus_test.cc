@@ -215,6 +215,24 @@ TEST(FileFuzzRegression, DuplicateIndexKey) {
             std::vector<std::string>{"s.safetensors"});
 }
 
+// config.json is read as YAML (yaml-cpp, which also keeps both keys): its
+// top level around text_config and nested maps follow the same rule.
+TEST(FileFuzzRegression, DuplicateConfigJsonKeyAtAnyDepth) {
+  const std::string twice = R"({"text_config": {"hidden_size": 64}, "text_config": {}})";
+  expect_one_line(refusal([&] { parse_model_config(twice, "X", false); }), "X:1: key 'text_config' is given twice");
+  expect_one_line(
+      refusal([&] { parse_model_config("{\"text_config\": {\"rope_scaling\": {\"f\": 1,\n \"f\": 2}}}", "X", false); }),
+      "X:2: key 'f' is given twice in 'text_config.rope_scaling'");
+  expect_one_line(refusal([&] { parse_model_config(R"({"vision_config": [{"a": 1, "a": 1}]})", "X", false); }),
+                  "key 'a' is given twice in 'vision_config'");
+  // Nested aliases would make the walk exponential: refused by size.
+  std::string laughs = "a0: &a0 [x, x]\n";
+  for (int i = 1; i < 40; ++i)
+    laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [*a" + std::to_string(i - 1) + ", *a" +
+              std::to_string(i - 1) + "]\n";
+  expect_one_line(refusal([&] { parse_model_config(laughs, "X", false); }), "nested aliases");
+}
+
 TEST(FileFuzzRegression, DuplicateManifestKeyAtDepth) {
   const auto b = corpus_file("manifest", "golden_dump.json");
   std::string t(b.begin(), b.end());
