@@ -44,8 +44,8 @@ struct Dirent64 {
 };
 
 // Removes `name` (relative to the folder `parent`) and, for a folder,
-// everything in it, with async-signal-safe calls only (openat, getdents64,
-// unlinkat, rmdir): a handler must not allocate, so no std::filesystem and
+// everything in it, with async-signal-safe system calls only (openat,
+// lseek, getdents64, unlinkat, close): a handler must not allocate, so no std::filesystem and
 // no opendir. A symlink is removed, never followed (O_NOFOLLOW). Dumps and
 // compiled outputs are a folder or two deep; kDepth bounds the recursion
 // and its static buffers (the handler runs once: the process then dies).

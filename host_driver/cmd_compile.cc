@@ -61,6 +61,7 @@ int cmd_compile(const Args& a) {
   if (vm.count("ids")) {
     const std::string ids_path = vm["ids"].as<std::string>();
     o.prompt = read_ids(ids_path, m->config().vocab);
+    check_positions_fit("--ids " + ids_path, o.prompt.size(), 0, "", m->config().max_positions);
     const std::vector<int>& sizes = m->chunk_sizes();
     require(std::find(sizes.begin(), sizes.end(), int(o.prompt.size())) != sizes.end(),
             "--ids " + ids_path + ": " + std::to_string(o.prompt.size()) + " ids; a program exists for the largest chunk (" +

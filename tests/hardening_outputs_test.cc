@@ -70,6 +70,7 @@ TEST(HardeningOutputs, PromptPlusNewTokensPastMaxPositionsIsRefusedBeforeTheRun)
   write_npy_i32(dir + "/six.npy", ids_of(6));
   write_npy_i32(dir + "/seven.npy", ids_of(7));
   write_npy_i32(dir + "/twenty.npy", ids_of(20));
+  write_npy_i32(dir + "/thirty-two.npy", ids_of(32));  // a chunk size compile has a program for
   const std::vector<std::string> before = tree(dir);
   struct Case {
     std::string args, names;
@@ -90,6 +91,8 @@ TEST(HardeningOutputs, PromptPlusNewTokensPastMaxPositionsIsRefusedBeforeTheRun)
        dir + "/ten.npy: 10 prompt ids + --feed " + dir + "/seven.npy's 7 ids = 17 positions" + lim},
       {"golden --ids " + dir + "/twenty.npy --dump " + dir + "/d", dir + "/twenty.npy: 20 prompt ids" + lim},
       {"sim --backend func --ids " + dir + "/twenty.npy --dump " + dir + "/d", dir + "/twenty.npy: 20 prompt ids" + lim},
+      // compile --ids bakes the prompt into the image for a later run.
+      {"compile --image -o " + dir + "/c --ids " + dir + "/thirty-two.npy", dir + "/thirty-two.npy: 32 prompt ids" + lim},
   };
   for (const Case& c : refused) {
     SCOPED_TRACE(c.args);
