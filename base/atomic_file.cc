@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -27,9 +28,62 @@ char g_paths[kSlots][PATH_MAX];
 std::atomic<int> g_state[kSlots];
 std::once_flag g_handlers;
 
+// Folders a run created for its outputs (watch_created_dir), removed with
+// their contents on a signal, after the temporaries. Same slot scheme.
+constexpr int kDirSlots = 16;
+char g_dirs[kDirSlots][PATH_MAX];
+std::atomic<int> g_dir_state[kDirSlots];
+
+// getdents64's record (glibc before 2.30 declares no wrapper).
+struct Dirent64 {
+  uint64_t ino;
+  int64_t off;
+  unsigned short reclen;
+  unsigned char type;
+  char name[1];
+};
+
+// Removes `name` (relative to the folder `parent`) and, for a folder,
+// everything in it, with async-signal-safe system calls only (openat,
+// lseek, getdents64, unlinkat, close): a handler must not allocate, so no std::filesystem and
+// no opendir. A symlink is removed, never followed (O_NOFOLLOW). Dumps and
+// compiled outputs are a folder or two deep; kDepth bounds the recursion
+// and its static buffers (the handler runs once: the process then dies).
+constexpr int kDepth = 8;
+alignas(8) char g_dents[kDepth][4096];
+
+void remove_tree_at(int parent, const char* name, int depth) {
+  if (::unlinkat(parent, name, 0) == 0 || errno == ENOENT) return;
+  if (depth >= kDepth) return;
+  const int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  // Entries removed while reading may shift the listing: read it again
+  // from the start until a whole pass removes nothing.
+  for (int pass = 0; pass < 64; ++pass) {
+    bool removed = false;
+    ::lseek(fd, 0, SEEK_SET);
+    for (;;) {
+      const long n = ::syscall(SYS_getdents64, fd, g_dents[depth], sizeof g_dents[depth]);
+      if (n <= 0) break;
+      for (long at = 0; at < n;) {
+        const Dirent64* d = reinterpret_cast<const Dirent64*>(g_dents[depth] + at);
+        at += d->reclen;
+        if (d->name[0] == '.' && (d->name[1] == '\0' || (d->name[1] == '.' && d->name[2] == '\0'))) continue;
+        remove_tree_at(fd, d->name, depth + 1);
+        removed = true;
+      }
+    }
+    if (!removed) break;
+  }
+  ::close(fd);
+  ::unlinkat(parent, name, AT_REMOVEDIR);
+}
+
 void on_signal(int sig) {
   for (int i = 0; i < kSlots; ++i)
     if (g_state[i].load() == 2) ::unlink(g_paths[i]);
+  for (int i = 0; i < kDirSlots; ++i)
+    if (g_dir_state[i].load() == 2) remove_tree_at(AT_FDCWD, g_dirs[i], 0);
   // Die of the signal as the process would have without us (exit status and
   // the parent's view unchanged).
   std::signal(sig, SIG_DFL);
@@ -65,6 +119,28 @@ int register_temp(const std::string& tmp) {
 void unregister_temp(int slot) {
   if (slot >= 0) g_state[slot].store(0);
 }
+
+}  // namespace
+
+int watch_created_dir(const std::string& dir) {
+  std::call_once(g_handlers, install_handlers);
+  if (dir.empty() || dir.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < kDirSlots; ++i) {
+    int expect = 0;
+    if (g_dir_state[i].compare_exchange_strong(expect, 1)) {
+      std::memcpy(g_dirs[i], dir.c_str(), dir.size() + 1);
+      g_dir_state[i].store(2);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void unwatch_created_dir(int slot) {
+  if (slot >= 0 && slot < kDirSlots) g_dir_state[slot].store(0);
+}
+
+namespace {
 
 std::string folder_of(const std::string& path) {
   const size_t slash = path.find_last_of('/');

@@ -11,7 +11,9 @@
 // whole file, the later rename winning; a reader never sees a partial one.
 // A temporary not committed is removed by the destructor (errors, exceptions)
 // and by SIGINT / SIGTERM / SIGHUP, whose handler unlinks every live
-// temporary before the process dies of the signal as it would have.
+// temporary (and removes every output folder the run created and still
+// watches, watch_created_dir) before the process dies of the signal as it
+// would have.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +51,23 @@ class AtomicFile {
   uint64_t end_ = 0;
   bool done_ = false;
 };
+
+// prepare_output_dir (base/file_util.h), answering the topmost folder it
+// created (`dir` itself, or a missing parent made on the way), "" when `dir`
+// existed: what a failed or interrupted run removes again
+// (cli::OutputGuard::prepare_dir). Declared here, beside the signal
+// handler's list it feeds, rather than in the widely included file_util.h.
+std::string prepare_output_dir_created(const std::string& dir, bool force);
+
+// A folder this run created for its outputs (prepare_output_dir_created's answer):
+// until unwatched, SIGINT / SIGTERM / SIGHUP remove it with everything in it
+// (after the live temporaries), as the error path's OutputGuard does, and
+// the process then dies of the signal. Only folders the run made are
+// watched, so a folder that existed before is never removed. Returns a slot
+// for unwatch_created_dir (-1: more than 16 at once, or a path too long;
+// such a folder is still removed on errors, not on a signal).
+int watch_created_dir(const std::string& dir);
+void unwatch_created_dir(int slot);
 
 // Checks before any compute that `path` can be written: its folder exists and
 // is a writable directory and `path` itself is not a directory. Throws

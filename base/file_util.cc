@@ -85,7 +85,7 @@ MappedFile::~MappedFile() {
   if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
-void prepare_output_dir(const std::string& dir, bool force) {
+std::string prepare_output_dir_created(const std::string& dir, bool force) {
   if (fs::exists(dir)) {
     require(fs::is_directory(dir), dir + ": exists and is not a directory");
     bool empty = fs::directory_iterator(dir) == fs::directory_iterator();
@@ -97,12 +97,22 @@ void prepare_output_dir(const std::string& dir, bool force) {
           fs::remove(e.path());
       }
     }
-  } else {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    require(!ec, dir + ": cannot create directory (" + ec.message() + ")");
+    return "";
   }
+  // The topmost folder this call creates: create_directories makes every
+  // missing one from the nearest existing ancestor down.
+  std::error_code ec;
+  std::string top;
+  for (fs::path q = fs::path(dir).lexically_normal(); !q.empty() && !fs::exists(q, ec); q = q.parent_path()) {
+    top = q.string();
+    if (q == q.parent_path()) break;
+  }
+  fs::create_directories(dir, ec);
+  require(!ec, dir + ": cannot create directory (" + ec.message() + ")");
+  return top.empty() ? dir : top;
 }
+
+void prepare_output_dir(const std::string& dir, bool force) { (void)prepare_output_dir_created(dir, force); }
 
 void check_output_dir(const std::string& dir, bool force, const std::string& option) {
   if (dir.empty()) return;

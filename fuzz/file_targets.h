@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "base/npy.h"
@@ -62,6 +63,22 @@ inline bool fuzz_safetensors(const uint8_t* data, size_t size) {
     uint64_t n = 1;
     for (int64_t d : e.shape) n *= uint64_t(d);  // the reader checked this product does not overflow
     if (e.nbytes && n == 0) std::abort();
+  }
+  return true;
+}
+
+// model.safetensors.index.json (the sharded HF checkpoint's index). Every
+// accepted shard name is a plain file name inside the checkpoint folder, each
+// once, and a repeated key was refused.
+inline bool fuzz_safetensors_index(const uint8_t* data, size_t size) {
+  const std::string what = "fuzz/model.safetensors.index.json";
+  std::vector<std::string> shards;
+  if (!loads(what, [&] { shards = parse_safetensors_index(as_text(data, size), what); })) return false;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const std::string& f = shards[i];
+    if (f.empty() || f == "." || f == ".." || f.find('/') != std::string::npos || f.find('\0') != std::string::npos)
+      std::abort();
+    if (i && !(shards[i - 1] < f)) std::abort();  // sorted, each once
   }
   return true;
 }

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/file_util.h"
 #include "base/npy.h"
+#include "golden/json_read.h"
 
 namespace n3 {
 
@@ -108,12 +109,7 @@ Manifest read_manifest(const std::string& dir) {
 }
 
 Manifest parse_manifest(const std::string& text, const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": malformed JSON: " + e.what());
-  }
+  nlohmann::json j = parse_json_file(text, path);  // a repeated key is refused there
   Manifest m;
   try {
     require(j.value("format", "") == "n3-dump", path + ": not an n3 dump manifest");

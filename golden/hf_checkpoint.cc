@@ -36,22 +36,8 @@ class HfCheckpoint : public WeightSource {
 std::vector<std::string> shard_files(const std::string& dir) {
   const std::string index = dir + "/model.safetensors.index.json";
   if (file_exists(index)) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(read_file_text(index));
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(index + ": malformed JSON: " + e.what());
-    }
-    require(j.contains("weight_map") && j["weight_map"].is_object(), index + ": no weight_map");
-    std::set<std::string> files;
-    for (auto& [name, f] : j["weight_map"].items()) {
-      require(f.is_string(), index + ": weight_map entry '" + name + "' is not a file name");
-      std::string fn = f.get<std::string>();
-      require(fn.find('/') == std::string::npos, index + ": shard name '" + fn + "' must be a plain file name");
-      files.insert(fn);
-    }
     std::vector<std::string> out;
-    for (const auto& f : files) out.push_back(dir + "/" + f);
+    for (const auto& f : parse_safetensors_index(read_file_text(index), index)) out.push_back(dir + "/" + f);
     return out;
   }
   const std::string single = dir + "/model.safetensors";

@@ -5,6 +5,8 @@
 #include <climits>
 #include <cmath>
 #include <set>
+#include <utility>
+#include <vector>
 #include <sstream>
 
 #include "base/error.h"
@@ -96,6 +98,42 @@ double get_double(const YAML::Node& root, const std::string& key, const std::str
   return as<double>(n, key, where);
 }
 
+// yaml-cpp keeps both of two equal keys and node[k] returns the first. A
+// config.json is HF's whole file: its top level around text_config and the
+// maps nested anywhere in it (rope_scaling, vision_config, ...) are held to
+// the rule the JSON readers follow (golden/json_read.h): a key repeated in
+// one mapping is refused, naming file, line, key and the mapping. Walked
+// with an explicit stack, so nesting depth costs no recursion.
+void refuse_repeated_keys(const YAML::Node& doc, const std::string& where) {
+  std::vector<std::pair<YAML::Node, std::string>> todo = {{doc, ""}};
+  // Aliases make the document a graph that a walk sees as a tree: nested
+  // ones ("billion laughs") would multiply the walk without end. A real
+  // config.json has a few thousand nodes at most.
+  const int64_t kMaxNodes = 200000;
+  int64_t visited = 0;
+  while (!todo.empty()) {
+    require(++visited <= kMaxNodes, where + ": more than " + std::to_string(kMaxNodes) +
+                                        " YAML/JSON nodes (nested aliases?); not a model config");
+    const YAML::Node n = todo.back().first;
+    const std::string path = todo.back().second;
+    todo.pop_back();
+    if (n.IsSequence()) {
+      for (const auto& e : n) todo.push_back({e, path});
+    } else if (n.IsMap()) {
+      std::set<std::string> seen;
+      for (const auto& kv : n) {
+        if (!kv.first.IsScalar()) continue;  // the readers refuse these where they matter
+        const std::string k = kv.first.Scalar();
+        const std::string shown = k.size() > 80 ? k.substr(0, 80) + "..." : k;
+        require(seen.insert(k).second, where + ":" + std::to_string(kv.first.Mark().line + 1) + ": key '" + shown +
+                                           "' is given twice" + (path.empty() ? "" : " in '" + path + "'"));
+        const std::string sub = path.empty() ? shown : path + "." + shown;
+        todo.push_back({kv.second, sub.size() > 160 ? sub.substr(0, 160) + "..." : sub});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 float ModelConfig::topk_multiplier(int l) const {
@@ -111,6 +149,7 @@ ModelConfig parse_model_config(const std::string& text, const std::string& where
                 std::to_string(e.mark.column + 1) + ": malformed YAML/JSON: " + e.msg);
   }
   require(root.IsMap(), where + ": expected a mapping at the top level");
+  refuse_repeated_keys(root, where);
   if (root["text_config"]) {
     require(root["text_config"].IsMap(), where + ": text_config must be a mapping");
     root = root["text_config"];

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <set>
 
 #include "base/error.h"
+#include "golden/json_read.h"
 
 namespace n3 {
 
@@ -32,12 +34,9 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(const uint8_t* data, s
   std::memcpy(&hlen, data, 8);
   require(hlen <= size - 8, path + ": header length " + std::to_string(hlen) +
                                 " runs past the end of the file (" + std::to_string(size) + " bytes)");
-  nlohmann::json h;
-  try {
-    h = nlohmann::json::parse(data + 8, data + 8 + hlen);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": malformed safetensors header: " + e.what());
-  }
+  // A tensor named twice is refused (the parser alone would keep one).
+  const nlohmann::json h = parse_json_file(reinterpret_cast<const char*>(data + 8),
+                                           reinterpret_cast<const char*>(data + 8 + hlen), path + ": safetensors header");
   require(h.is_object(), path + ": safetensors header is not a JSON object");
   const uint8_t* base = data + 8 + hlen;
   const size_t body = size - 8 - hlen;
@@ -115,6 +114,23 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsOut
   out += hs;
   for (const auto& t : tensors) out += t.bytes;
   write_file_atomic(path, out);
+}
+
+std::vector<std::string> parse_safetensors_index(const std::string& text, const std::string& path) {
+  const nlohmann::json j = parse_json_file(text, path);  // a tensor mapped twice is refused there
+  require(j.is_object() && j.contains("weight_map") && j["weight_map"].is_object(), path + ": no weight_map");
+  std::set<std::string> files;
+  for (auto& [name, f] : j["weight_map"].items()) {
+    const std::string shown = name.size() > 80 ? name.substr(0, 80) + "..." : name;
+    require(f.is_string(), path + ": weight_map entry '" + shown + "' is not a file name");
+    const std::string fn = f.get<std::string>();
+    const std::string fs = fn.size() > 80 ? fn.substr(0, 80) + "..." : fn;
+    require(!fn.empty() && fn != "." && fn != ".." && fn.find('/') == std::string::npos &&
+                fn.find('\0') == std::string::npos,
+            path + ": shard name '" + fs + "' (weight_map entry '" + shown + "') must be a plain file name");
+    files.insert(fn);
+  }
+  return {files.begin(), files.end()};
 }
 
 }  // namespace n3

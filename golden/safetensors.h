@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/file_util.h"
 #include "base/tensor.h"
@@ -41,5 +42,11 @@ struct SafetensorsOut {
   std::string bytes;
 };
 void write_safetensors(const std::string& path, const std::vector<SafetensorsOut>& tensors);
+
+// model.safetensors.index.json's text (read from `path`, named in errors):
+// the shard file names its weight_map points at, sorted, each once. Refuses
+// malformed JSON, a repeated key anywhere (a tensor mapped twice), a missing
+// weight_map, and a shard name that is not a plain file name.
+std::vector<std::string> parse_safetensors_index(const std::string& text, const std::string& path);
 
 }  // namespace n3

@@ -6,6 +6,7 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "base/file_util.h"
 
 namespace n3::cli {
 
@@ -29,6 +30,20 @@ bool parse_args(const std::string& cmd, const Args& a, po::options_description& 
 OutputGuard::~OutputGuard() {
   std::error_code ec;
   for (const std::string& p : paths_) std::filesystem::remove_all(p, ec);
+  for (int slot : watched_) unwatch_created_dir(slot);
+}
+
+void OutputGuard::prepare_dir(const std::string& dir, bool force) {
+  const std::string created = prepare_output_dir_created(dir, force);
+  if (created.empty()) return;
+  paths_.push_back(created);
+  watched_.push_back(watch_created_dir(created));
+}
+
+void OutputGuard::commit() {
+  paths_.clear();
+  for (int slot : watched_) unwatch_created_dir(slot);
+  watched_.clear();
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -42,6 +57,16 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 void check_output(const std::string& path, const std::string& option) {
   if (!path.empty()) check_output_path(path, option);
+}
+
+void check_positions_fit(const std::string& ids_what, size_t prompt, size_t more, const std::string& more_what,
+                         int64_t max_positions) {
+  // size_t sums of two vector lengths cannot wrap; compared unsigned.
+  const size_t total = prompt + more;
+  if (max_positions > 0 && total <= static_cast<uint64_t>(max_positions)) return;
+  std::string m = ids_what + ": " + std::to_string(prompt) + " prompt ids";
+  if (more > 0) m += " + " + more_what + " = " + std::to_string(total) + " positions";
+  throw Error(m + " pass the model's max_position_embeddings = " + std::to_string(max_positions));
 }
 
 uint64_t parse_count(const std::string& text, const std::string& what, uint64_t lo, uint64_t hi) {

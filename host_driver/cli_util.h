@@ -31,16 +31,33 @@ std::vector<std::string> split(const std::string& s, char sep);
 // is an option not given. Throws n3::Error naming the option and the path.
 void check_output(const std::string& path, const std::string& option);
 
+// Refuses, before anything runs or is written, a run whose positions pass
+// the model's max_position_embeddings (`max_positions`): `prompt` ids from
+// `ids_what` (the option and its file, e.g. "--ids P.npy") plus `more`
+// positions after them, described by `more_what` (e.g. "--max-new 8",
+// "--feed F.npy's 3 ids"; unused when `more` is 0). One line naming the
+// file, the lengths and the limit.
+void check_positions_fit(const std::string& ids_what, size_t prompt, size_t more, const std::string& more_what,
+                         int64_t max_positions);
+
 // Files and directories a command has written: removed again unless the
 // command reaches commit(), so a failure part-way leaves no partial output.
 class OutputGuard {
  public:
+  OutputGuard() = default;
+  OutputGuard(const OutputGuard&) = delete;
+  OutputGuard& operator=(const OutputGuard&) = delete;
   void add(const std::string& path) { paths_.push_back(path); }
-  void commit() { paths_.clear(); }
+  // prepare_output_dir(dir, force); the folders it created are removed again
+  // on failure (the destructor) and on SIGINT / SIGTERM / SIGHUP
+  // (watch_created_dir) until commit(). A folder that existed is kept.
+  void prepare_dir(const std::string& dir, bool force);
+  void commit();
   ~OutputGuard();
 
  private:
   std::vector<std::string> paths_;
+  std::vector<int> watched_;  // watch_created_dir slots
 };
 
 }  // namespace n3::cli

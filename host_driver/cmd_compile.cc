@@ -59,18 +59,19 @@ int cmd_compile(const Args& a) {
   o.hw_name = hwc.name;
   o.report = vm.count("report") > 0;
   if (vm.count("ids")) {
-    o.prompt = read_ids(vm["ids"].as<std::string>(), m->config().vocab);
+    const std::string ids_path = vm["ids"].as<std::string>();
+    o.prompt = read_ids(ids_path, m->config().vocab);
+    check_positions_fit("--ids " + ids_path, o.prompt.size(), 0, "", m->config().max_positions);
     const std::vector<int>& sizes = m->chunk_sizes();
     require(std::find(sizes.begin(), sizes.end(), int(o.prompt.size())) != sizes.end(),
-            "--ids: " + std::to_string(o.prompt.size()) + " ids; a program exists for the largest chunk (" +
+            "--ids " + ids_path + ": " + std::to_string(o.prompt.size()) + " ids; a program exists for the largest chunk (" +
                 std::to_string(m->max_chunk()) + ") and the powers of two below it only");
   }
   // A failure while writing (disk full, a signal) removes a folder this run
   // made; every file in it is written atomically, so one that existed keeps
   // only whole files.
   OutputGuard guard;
-  if (!file_exists(out)) guard.add(out);
-  prepare_output_dir(out, force);
+  guard.prepare_dir(out, force);
   const uint64_t tile_bytes = uint64_t(hwc.weight_tile_bytes());  // one slot of timing.wbuf_tiles
   const CompileSummary r = write_compiled(*m, out, o, tile_bytes);
   guard.commit();

@@ -85,8 +85,8 @@ int cmd_cosim(const Args& a) {
   parse_shard(shard, &o);
   OutputGuard guard;
   if (!vcd.empty()) {
+    rtl::check_waveform_path(vcd, "--vcd");  // first: a refused path (a symlink) is not the run's to remove
     guard.add(vcd);
-    rtl::check_waveform_path(vcd, "--vcd");
   }
   const rtl::CosimReport r = rtl::run_cosim(o, std::cerr);
   if (!report.empty()) {

@@ -50,11 +50,15 @@ int cmd_golden(const Args& a) {
   const std::vector<int32_t> ids = read_ids(ids_path, dev->config().vocab);
   std::vector<int32_t> feed;
   if (!feed_path.empty()) feed = read_ids(feed_path, dev->config().vocab);
+  check_positions_fit("--ids " + ids_path, ids.size(), feed.size(),
+                      "--feed " + feed_path + "'s " + std::to_string(feed.size()) + " ids", dev->config().max_positions);
   const int seq = dev->open_sequence();
   const PromptTimes t = run_prompt(*dev, seq, ids, size_t(chunk), feed, &rec);
 
-  prepare_output_dir(dump, force);
+  OutputGuard written;  // a folder this run made goes again on failure or a signal
+  written.prepare_dir(dump, force);
   rec.write(dump);
+  written.commit();
   const double pre = t.prefill_s, dec = t.decode_s;
   std::fprintf(stderr, "n3 golden: %s numerics%s%s, %zu prompt tokens in %.3f s", numerics.c_str(),
                backend == "golden" ? "" : " on backend ", backend == "golden" ? "" : backend.c_str(), ids.size(), pre);

@@ -97,6 +97,13 @@ int cmd_run(const Args& a) {
     for (int s : tok->stop_ids()) sc.stop_ids.push_back(s);
   }
   for (size_t i = 0; i < ids_paths.size(); ++i) prompts[i] = read_ids(ids_paths[i], V);
+  // The prompt and the --max-new tokens after it must all have positions:
+  // refused here, before the first prefill and before any output exists,
+  // rather than when a decode step runs out of positions part-way.
+  for (size_t i = 0; i < batch; ++i)
+    check_positions_fit(ids_paths.empty() ? std::string("--prompt (tokenized)") : "--ids " + ids_paths[i],
+                        prompts[i].size(), size_t(std::max(max_new, 0)), "--max-new " + std::to_string(max_new),
+                        dev->config().max_positions);
   std::unique_ptr<host::TextStream> text;
   if (tok) text = std::make_unique<host::TextStream>(*tok);
   bool first = true;
@@ -129,8 +136,10 @@ int cmd_run(const Args& a) {
     }
   }
   if (!dump.empty()) {
-    prepare_output_dir(dump, force);
+    OutputGuard written;  // a folder this run made goes again on failure or a signal
+    written.prepare_dir(dump, force);
     rec.write(dump);
+    written.commit();
   }
   size_t prompt_tokens = 0, generated = 0;
   for (size_t i = 0; i < batch; ++i) {

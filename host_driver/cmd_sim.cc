@@ -153,8 +153,9 @@ int cmd_sim(const Args& a) {
 #ifdef N3_HAVE_RTL
   for (const std::string& u : rtl_units)
     if (!rtl_cli.vcd.empty()) {
-      written.add(rtl::rtl_vcd_path(rtl_cli.vcd, u, rtl_units.size()));
+      // Checked first: a refused path (a symlink) is not the run's to remove.
       rtl::check_waveform_path(rtl::rtl_vcd_path(rtl_cli.vcd, u, rtl_units.size()), "--vcd");
+      written.add(rtl::rtl_vcd_path(rtl_cli.vcd, u, rtl_units.size()));
     }
 #endif
 #ifdef N3_HAVE_SYSTEMC
@@ -207,9 +208,7 @@ int cmd_sim(const Args& a) {
       return std::string();
     });
   if (!dump.empty()) {
-    const bool existed = file_exists(dump);
-    prepare_output_dir(dump, force);
-    if (!existed) written.add(dump);
+    written.prepare_dir(dump, force);
     sim::write_dump(dump, s.captures(), {{"backend", backend}, {"program", program}, {"hw", hwc.name}});
   }
   if (!stats.empty()) {

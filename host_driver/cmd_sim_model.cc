@@ -126,6 +126,8 @@ int cmd_sim_model(const Args& a) {
   std::vector<int32_t> feed;
   if (!feed_path.empty()) feed = read_ids(feed_path, dev->config().vocab);
   require(!ids.empty(), "--ids " + ids_path + ": no prompt ids");
+  check_positions_fit("--ids " + ids_path, ids.size(), feed.size(),
+                      "--feed " + feed_path + "'s " + std::to_string(feed.size()) + " ids", dev->config().max_positions);
 
   DumpCollector rec(dump_all);
   set_run_meta(rec, *dev, model);
@@ -170,9 +172,7 @@ int cmd_sim_model(const Args& a) {
     }
     if (timing_only && !dump.empty()) {
       // No tensors without arithmetic: the directory gets the run's statistics only.
-      const bool existed = file_exists(dump);
-      prepare_output_dir(dump, force);
-      if (!existed) written.add(dump);
+      written.prepare_dir(dump, force);
       write_file_atomic(dump + "/stats.json", j.dump(1) + "\n");
       std::fprintf(stderr, "n3 sim: --timing-only computes no tensors; %s/stats.json holds the timing\n", dump.c_str());
     }
@@ -180,9 +180,7 @@ int cmd_sim_model(const Args& a) {
   }
 #endif
   if (!dump.empty() && !timing_only) {
-    const bool existed = file_exists(dump);
-    prepare_output_dir(dump, force);
-    if (!existed) written.add(dump);
+    written.prepare_dir(dump, force);
     rec.write(dump);
   }
   written.commit();

@@ -45,7 +45,7 @@ void usage(std::FILE* f) {
 // `n3 --version`: what a bug report or a regression farm's log needs to say
 // which n3 produced a result.
 void version() {
-  std::printf("n3 (Gemma 3n NPU reference model, compiler and simulator)\n");
+  std::printf("n3 %s (Gemma 3n NPU reference model, compiler and simulator)\n", N3_VERSION);
   std::printf("commit:   %s\n", N3_GIT_COMMIT);
   std::printf("isa:      %d\n", n3::isa::kIsaVersion);
   std::printf("numerics: %d (headers %s)\n", n3::num::kNumericsVersion, N3_NUMERICS_SOURCE_HASH);

@@ -12,6 +12,7 @@
 #include "base/file_util.h"
 #include "base/rng.h"
 #include "golden/hw_config.h"
+#include "golden/json_read.h"
 
 namespace n3::rtl {
 
@@ -100,7 +101,7 @@ std::string report_json(const CosimReport& r) {
 CosimReport report_from_json(const std::string& text, const std::string& where) {
   CosimReport r;
   try {
-    const nlohmann::json j = nlohmann::json::parse(text);
+    const nlohmann::json j = parse_json_file(text, where);  // a repeated key is refused there
     r.unit = j.at("unit").get<std::string>();
     r.design = j.at("design").get<std::string>();
     r.seed = j.at("seed").get<uint64_t>();

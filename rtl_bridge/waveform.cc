@@ -1,5 +1,7 @@
 #include "rtl_bridge/waveform.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -22,6 +24,12 @@ void check_waveform_path(const std::string& path, const std::string& option) {
   // creating or truncating it (an opening probe left an empty file behind a
   // run refused for its input, and truncated a symlink's target).
   check_output_path(path, option);
+  // Verilator opens the path itself (no O_NOFOLLOW, no temporary and
+  // rename), so a symlink there would have its target overwritten: refused,
+  // where every other output replaces the link by its own file instead.
+  struct stat st {};
+  require(::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode),
+          option + " " + path + ": is a symbolic link; a waveform is not written through one (remove it or name another file)");
 }
 
 namespace {
@@ -65,6 +73,9 @@ Waveform::~Waveform() {
 
 void Waveform::open(const std::function<void(VerilatedFstC*)>& trace) {
   if (path_.empty() || fst_) return;
+  // Checked again just before Verilator opens it: a link made since the
+  // command's checks is refused too (the window left is this call).
+  check_waveform_path(path_, "waveform");
   fst_ = std::make_unique<VerilatedFstSc>();
   trace(fst_.get());
   fst_->open(path_.c_str());

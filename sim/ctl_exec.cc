@@ -1,6 +1,6 @@
 #include "sim/ctl_exec.h"
 
-#include <cstdio>
+#include "sim/address_text.h"
 
 namespace n3::sim {
 
@@ -8,14 +8,6 @@ using isa::AluOp;
 using isa::BrCond;
 using isa::LdstOp;
 using isa::Opcode;
-
-namespace {
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-}  // namespace
 
 bool alu_op(AluOp op, int64_t a, int64_t b, bool zext_logic, int64_t* out) {
   const uint64_t ua = static_cast<uint64_t>(a);
@@ -102,11 +94,11 @@ CtlStep ctl_step(uint64_t w, uint32_t pc, const int64_t* regs, uint64_t code_wor
       s.rd = i.rd;
       const SpaceMemory& m = mem.space(i.space);
       if (static_cast<int64_t>(s.addr) < 0 || !m.in_range(s.addr, s.bytes))
-        return trap(CtlTrap::OutOfRange, "scalar address " + hex(s.addr) + " leaves " + m.name() + " (" +
+        return trap(CtlTrap::OutOfRange, "scalar address " + address_text(s.addr) + " leaves " + m.name() + " (" +
                                               std::to_string(m.capacity()) + " bytes)");
       if (s.addr % s.bytes)
         return trap(CtlTrap::Misaligned,
-                    "scalar address " + hex(s.addr) + " is not " + std::to_string(s.bytes) + "-byte aligned");
+                    "scalar address " + address_text(s.addr) + " is not " + std::to_string(s.bytes) + "-byte aligned");
       s.mem = true;
       s.writes = !s.store;
       break;

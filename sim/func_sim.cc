@@ -5,6 +5,7 @@
 #include "golden/dump_ops.h"
 #include "isa/dis.h"
 #include "isa/verify.h"
+#include "sim/address_text.h"
 
 namespace n3::sim {
 
@@ -243,7 +244,7 @@ View FuncSim::resolve_desc(uint32_t slot, const OperandDef& od, const std::strin
   // Highest physical row touched: the whole ring, or the window.
   const uint64_t last = v.d.ring ? v.d.rows - 1 : static_cast<uint64_t>(v.row_off + v.rows - 1);
   if (!fits(last, v.d.row_stride, v.d.base + static_cast<uint64_t>(v.row_bytes()), m.capacity()))
-    trap_at(TrapKind::OutOfRange, pc, dn + ": rows up to " + std::to_string(last) + " at " + hex(v.d.base) +
+    trap_at(TrapKind::OutOfRange, pc, dn + ": rows up to " + std::to_string(last) + " at " + address_text(v.d.base) +
                                           " + row * " + std::to_string(v.d.row_stride) + " leave " + m.name() +
                                           " (" + std::to_string(m.capacity()) + " bytes)");
   if (v.scaled() && !fits(last, v.d.scale_stride, v.d.scale_base + static_cast<uint64_t>(v.scale_bytes()), m.capacity()))
@@ -406,7 +407,7 @@ void FuncSim::exec_ctl(const OpcodeDef& d, const SubopDef& s, uint64_t w, uint32
       if (st.store) {
         const int64_t v = regs_[st.rd];
         m.write(st.addr, &v, st.bytes);  // little-endian host: low bytes first
-        extra = "[" + hex(st.addr) + "] = " + std::to_string(wide ? v : static_cast<int32_t>(v));
+        extra = "[" + address_text(st.addr) + "] = " + std::to_string(wide ? v : static_cast<int32_t>(v));
       } else {
         uint64_t raw = 0;
         m.read(st.addr, &raw, st.bytes);  // little-endian host: a 4-byte read fills the low half

@@ -1,5 +1,7 @@
 #include "sim/memory.h"
 
+#include "sim/address_text.h"
+
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -76,9 +78,20 @@ void parse_image(const uint8_t* p, uint64_t n, const std::string& path,
 
 }  // namespace
 
+std::string address_text(uint64_t addr) {
+  char b[48];
+  if (static_cast<int64_t>(addr) < 0) {
+    const uint64_t mag = 0 - addr;  // |addr|, defined for INT64_MIN too (modulo 2^64)
+    std::snprintf(b, sizeof b, "-0x%llx (-%llu)", static_cast<unsigned long long>(mag), static_cast<unsigned long long>(mag));
+  } else {
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(addr));
+  }
+  return b;
+}
+
 void SpaceMemory::check(uint64_t addr, uint64_t n) const {
   if (!in_range(addr, n))
-    throw Error(name_ + ": access [0x" + std::to_string(addr) + ", +" + std::to_string(n) + ") beyond capacity " +
+    throw Error(name_ + ": access [" + address_text(addr) + ", +" + std::to_string(n) + ") beyond capacity " +
                 std::to_string(capacity_));
 }
 

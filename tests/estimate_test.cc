@@ -162,6 +162,41 @@ TEST(Estimate, SetEqualsTheFileValueAndRunsRepeat) {
     EXPECT_NE(text.out.find(want), std::string::npos) << want << " in\n" << text.out;
 }
 
+// --plot DIR: the script saved each PNG straight to DIR/<key>.png, following
+// a symlink there and leaving a partial file when it failed. Now every plot
+// is drawn into a unique temporary (mkstemp) and renamed only when all are
+// drawn; on an error none is written and no temporary stays.
+TEST(Estimate, PlotsAreWrittenAtomically) {
+  const std::string dir = temp_dir("est_plot_atomic");
+  fs::create_directories(dir + "/p");
+  std::ofstream(dir + "/victim") << "keep me";
+  fs::create_symlink(dir + "/victim", dir + "/p/compute.gemv_cores.png");
+  const RunResult r = run_n3("estimate --model " + tiny() + kTinyArgs + " --sweep compute.gemv_cores=2,4 --csv " + dir +
+                             "/a.csv --plot " + dir + "/p");
+  ASSERT_EQ(r.status, 0) << r.err;
+  if (r.err.find("matplotlib is not installed") != std::string::npos) GTEST_SKIP() << "no matplotlib: " << r.err;
+  EXPECT_EQ(read_file_text(dir + "/victim"), "keep me");
+  EXPECT_FALSE(fs::is_symlink(dir + "/p/compute.gemv_cores.png")) << "the rename replaced the link";
+  const std::vector<uint8_t> png = read_file_bytes(dir + "/p/compute.gemv_cores.png");
+  ASSERT_GT(png.size(), 8u);
+  EXPECT_EQ(std::string(png.begin() + 1, png.begin() + 4), "PNG");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir + "/p")) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"compute.gemv_cores.png"}) << "no temporary is left";
+  // A CSV whose figures do not parse: the script fails, no plot, no temporary.
+  std::vector<std::string> rows = lines_of(read_file_text(dir + "/a.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  std::vector<std::string> c = cells(rows[2]);
+  std::string bad = rows[0] + "\n" + rows[1] + "\n" + c[0] + "," + c[1];
+  for (size_t i = 2; i < c.size(); ++i) bad += ",x";
+  std::ofstream(dir + "/bad.csv") << bad << "\n";
+  fs::create_directories(dir + "/q");
+  const std::string cmd = "python3 " + source_dir() + "/tools/plot_estimate.py " + dir + "/bad.csv " + dir + "/q 2>" +
+                          dir + "/err.txt";
+  EXPECT_NE(std::system(cmd.c_str()), 0) << read_file_text(dir + "/err.txt");
+  EXPECT_TRUE(fs::is_empty(dir + "/q")) << read_file_text(dir + "/err.txt");
+}
+
 // A sweep's CSV: the point index, every swept key, every figure of a single
 // run; each row equals `n3 estimate --set ...` of its point; three shards
 // merged give the unsharded CSV byte for byte.

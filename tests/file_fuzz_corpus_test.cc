@@ -12,6 +12,7 @@
 
 #include "base/file_util.h"
 #include "fuzz/file_targets.h"
+#include "golden/json_read.h"
 #include "tests/test_util.h"
 
 namespace n3::test {
@@ -42,6 +43,13 @@ TEST(FileFuzzCorpus, Safetensors) {
   expect_loaded(r, {"two.safetensors", "empty_tensor.safetensors"});
   // The header of a real checkpoint without its data: every tensor runs past the end.
   EXPECT_FALSE(r.loaded.count("hf_dev_header_only.safetensors"));
+}
+
+TEST(FileFuzzCorpus, SafetensorsIndex) {
+  const Replay r = replay("safetensors_index", fuzz::fuzz_safetensors_index);
+  expect_loaded(r, {"hub_dev.index.json", "minimal.json", "two_shards.json"});
+  EXPECT_FALSE(r.loaded.count("regress-duplicate-key.json"));
+  EXPECT_FALSE(r.loaded.count("regress-dotdot-shard.json"));
 }
 
 TEST(FileFuzzCorpus, N3w) { expect_loaded(replay("n3w", fuzz::fuzz_n3w), {"micro_per_row.n3w"}); }
@@ -187,6 +195,54 @@ TEST(FileFuzzRegression, BinaryModelName) {
   const ModelConfig c = parse_model_config(y, "X", true);
   EXPECT_EQ(c.name, "d\xc3\xa9j\xc3\xa0 \xe6\xa8\xa1\xe5\x9e\x8b");
   EXPECT_TRUE(parse_model_config(model_config_to_yaml(c), "Y", true) == c);
+}
+
+// nlohmann's parser keeps one of two equal keys: a safetensors header naming
+// a tensor twice, or an index mapping a tensor to two shards, loaded one of
+// them silently. Every user JSON now goes through parse_json_file.
+TEST(FileFuzzRegression, DuplicateSafetensorsTensor) {
+  const auto b = corpus_file("safetensors", "regress-duplicate-tensor.safetensors");
+  expect_one_line(refusal([&] { parse_safetensors(b.data(), b.size(), "X"); }),
+                  "X: safetensors header: key 'a' appears twice in the top-level object");
+}
+
+TEST(FileFuzzRegression, DuplicateIndexKey) {
+  const auto b = corpus_file("safetensors_index", "regress-duplicate-key.json");
+  expect_one_line(refusal([&] { parse_safetensors_index(std::string(b.begin(), b.end()), "X"); }),
+                  "X: key 'model.a' appears twice in 'weight_map'");
+  // The same keys in different objects are not repeats.
+  EXPECT_EQ(parse_safetensors_index(R"({"metadata": {"a": 1}, "weight_map": {"a": "s.safetensors"}})", "X"),
+            std::vector<std::string>{"s.safetensors"});
+}
+
+// config.json is read as YAML (yaml-cpp, which also keeps both keys): its
+// top level around text_config and nested maps follow the same rule.
+TEST(FileFuzzRegression, DuplicateConfigJsonKeyAtAnyDepth) {
+  const std::string twice = R"({"text_config": {"hidden_size": 64}, "text_config": {}})";
+  expect_one_line(refusal([&] { parse_model_config(twice, "X", false); }), "X:1: key 'text_config' is given twice");
+  expect_one_line(
+      refusal([&] { parse_model_config("{\"text_config\": {\"rope_scaling\": {\"f\": 1,\n \"f\": 2}}}", "X", false); }),
+      "X:2: key 'f' is given twice in 'text_config.rope_scaling'");
+  expect_one_line(refusal([&] { parse_model_config(R"({"vision_config": [{"a": 1, "a": 1}]})", "X", false); }),
+                  "key 'a' is given twice in 'vision_config'");
+  // Nested aliases would make the walk exponential: refused by size.
+  std::string laughs = "a0: &a0 [x, x]\n";
+  for (int i = 1; i < 40; ++i)
+    laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [*a" + std::to_string(i - 1) + ", *a" +
+              std::to_string(i - 1) + "]\n";
+  expect_one_line(refusal([&] { parse_model_config(laughs, "X", false); }), "nested aliases");
+}
+
+TEST(FileFuzzRegression, DuplicateManifestKeyAtDepth) {
+  const auto b = corpus_file("manifest", "golden_dump.json");
+  std::string t(b.begin(), b.end());
+  const size_t at = t.find("\"format\"");
+  ASSERT_NE(at, std::string::npos);
+  t.insert(at, "\"format\": \"n3-dump\", ");
+  expect_one_line(refusal([&] { parse_manifest(t, "X"); }), "X: key 'format' appears twice in the top-level object");
+  // A repeated key inside a nested object names the path to it.
+  expect_one_line(refusal([&] { parse_json_file(std::string(R"({"a": [{"b": {"c": 1, "c": 2}}]})"), "X"); }),
+                  "X: key 'c' appears twice in 'a.b'");
 }
 
 }  // namespace

@@ -51,6 +51,27 @@ std::vector<std::string> files_in(const std::string& dir) {
   return out;
 }
 
+// Every file and folder under `dir`, relative, sorted: "nothing written"
+// is the same tree before and after.
+std::vector<std::string> tree(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) out.push_back(fs::relative(e.path(), dir).string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Issue 22's rule for bad input: exit 2, exactly one line on stderr naming
+// `names` (the file), nothing on stdout, and `dir` as it was (`before`).
+void expect_clean_refusal(const RunResult& r, const std::string& names, const std::string& dir,
+                          const std::vector<std::string>& before, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(names), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(tree(dir), before) << "something was written";
+}
+
 // A program that ends at once, for the --load cases.
 std::string halt_program(const std::string& dir) {
   std::ofstream(dir + "/halt.s") << "    sys.halt\n";
@@ -65,14 +86,19 @@ TEST(Hardening, NpyShapesThatOverflowAreRefused) {
   const std::string prog = halt_program(dir);
   for (const std::string& shape : {"(4611686018427387904,)", "(2147483648, 2147483648)", "(1, 4611686018427387904)"}) {
     write_npy_header(dir + "/x.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }", "abcd");
-    const RunResult r = run_n3("sim --backend func --program " + prog + " --load ddr:0x100=" + dir + "/x.npy");
-    EXPECT_EQ(r.status, 2) << shape << ": " << r.err;
-    EXPECT_EQ(lines(r.err), 1) << r.err;
-    EXPECT_NE(r.err.find(dir + "/x.npy"), std::string::npos) << r.err;
-    const RunResult ids = run_n3("golden --model " + test::tiny_n3w() + " --ids " + dir + "/x.npy --dump " + dir + "/d");
-    EXPECT_EQ(ids.status, 2) << ids.err;
-    EXPECT_EQ(ids.err.find("max_size"), std::string::npos) << ids.err;
-    EXPECT_FALSE(fs::exists(dir + "/d"));
+    const std::vector<std::string> before = tree(dir);
+    expect_clean_refusal(run_n3("sim --backend func --program " + prog + " --load ddr:0x100=" + dir + "/x.npy --mem-out " +
+                                dir + "/m.img"),
+                         dir + "/x.npy", dir, before, "--load " + shape);
+    // --ids through every command that takes it: the element count overflowed
+    // into "cannot create std::vector larger than max_size()".
+    const std::vector<std::string> cmds = {"golden", "sim --backend func", "run --max-new 2 --out " + dir + "/o.npy"};
+    for (const std::string& cmd : cmds) {
+      const RunResult ids = run_n3(cmd + " --model " + test::tiny_n3w() + " --ids " + dir + "/x.npy" +
+                                   (cmd == "golden" || cmd[0] == 's' ? " --dump " + dir + "/d" : ""));
+      expect_clean_refusal(ids, dir + "/x.npy", dir, before, cmd + " --ids " + shape);
+      EXPECT_EQ(ids.err.find("max_size"), std::string::npos) << ids.err;
+    }
   }
   write_npy_header(dir + "/x.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648, 2147483648), }");
   const RunResult r = run_n3("sim --backend func --program " + prog + " --load ddr:0x100=" + dir + "/x.npy");
@@ -109,10 +135,19 @@ TEST(Hardening, DiffOfOverflowingShapesIsRefused) {
 TEST(Hardening, NpyHeaderWithoutItsBracesIsRefused) {
   const std::string dir = test::temp_dir("harden_npy_brace");
   write_npy_header(dir + "/x.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), ", std::string(8, '\0'));
-  const RunResult r = run_n3("golden --model " + test::tiny_n3w() + " --ids " + dir + "/x.npy --dump " + dir + "/d");
-  EXPECT_EQ(r.status, 2) << r.err;
+  const std::vector<std::string> before = tree(dir);
+  for (const std::string& cmd : {"golden --dump " + dir + "/d", "sim --backend func --dump " + dir + "/d",
+                                 "run --max-new 2 --out " + dir + "/o.npy --dump " + dir + "/d"}) {
+    const RunResult r = run_n3(cmd + " --model " + test::tiny_n3w() + " --ids " + dir + "/x.npy");
+    expect_clean_refusal(r, dir + "/x.npy", dir, before, cmd);
+    EXPECT_NE(r.err.find("malformed npy header"), std::string::npos) << r.err;
+  }
+  const std::string prog = halt_program(dir);
+  const std::vector<std::string> with_prog = tree(dir);
+  const RunResult r = run_n3("sim --backend func --program " + prog + " --load ddr:0x100=" + dir + "/x.npy --mem-out " +
+                             dir + "/m.img");
+  expect_clean_refusal(r, dir + "/x.npy", dir, with_prog, "--load");
   EXPECT_NE(r.err.find("malformed npy header"), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(dir + "/d"));
 }
 
 // `top: br.al target=top` ran ~5 minutes under the old 4e9 default.
@@ -157,16 +192,9 @@ TEST(Hardening, ConcurrentSynthToOneOutputLeavesOneRunsWholeFile) {
   EXPECT_EQ(files_in(dir), (std::vector<std::string>{"a.n3w", "b.n3w", "x.n3w"}));
 }
 
-// A symlink at the old fixed temporary name made n3 overwrite its target.
-TEST(Hardening, SymlinkAtATemporaryNameIsNotFollowed) {
-  const std::string dir = test::temp_dir("harden_symlink");
-  std::ofstream(dir + "/victim") << "keep me";
-  fs::create_symlink(dir + "/victim", dir + "/m.n3w.tmp");
-  ASSERT_EQ(run_n3("synth -q --model " + test::source_dir() + "/configs/models/tiny.yaml --seed 1 -o " + dir + "/m.n3w")
-                .status,
-            0);
-  EXPECT_EQ(read_file_text(dir + "/victim"), "keep me");
-}
+// (A symlink at the old fixed temporary name made n3 overwrite its target:
+// HardeningOutputs.SymlinksWhereTheTemporariesGoAreNotFollowed places links
+// where the current code writes, the old name among them.)
 
 // The temporary goes with an error, an exception and SIGTERM / SIGINT.
 TEST(Hardening, AtomicFileLeavesNothingOnErrorOrSignal) {
@@ -270,9 +298,9 @@ TEST(Hardening, DirectoryGivenForAFileIsNamed) {
   for (const std::string& args : {"sim --backend func --program " + dir, "dis " + dir, "golden --model " + test::tiny_n3w() +
                                                                                              " --ids " + dir + " --dump " +
                                                                                              dir + "/d"}) {
+    const std::vector<std::string> before = tree(dir);
     const RunResult r = run_n3(args);
-    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
-    EXPECT_NE(r.err.find(dir + ": is a directory"), std::string::npos) << args << "\n" << r.err;
+    expect_clean_refusal(r, dir + ": is a directory", dir, before, args);
     EXPECT_EQ(r.err.find("out of memory"), std::string::npos) << r.err;
   }
 }
@@ -346,6 +374,13 @@ TEST(Hardening, QuotedNumbersAndRepeatedModelKeysAreRefused) {
 TEST(Hardening, VersionNamesCommitIsaNumericsAndBuild) {
   const RunResult r = run_n3("--version");
   EXPECT_EQ(r.status, 0) << r.err;
+  // The version is CMakeLists.txt's project(n3 VERSION x.y.z), its only copy,
+  // carried into the binary by the build.
+  std::ifstream cm(test::source_dir() + "/CMakeLists.txt");
+  const std::string cmake((std::istreambuf_iterator<char>(cm)), std::istreambuf_iterator<char>());
+  std::smatch pv;
+  ASSERT_TRUE(std::regex_search(cmake, pv, std::regex("project\\(n3 VERSION ([0-9]+\\.[0-9]+\\.[0-9]+)")));
+  EXPECT_EQ(r.out.rfind("n3 " + pv[1].str() + " (", 0), 0u) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("commit: +([0-9a-f]{12}(-dirty)?|unknown)"))) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("isa: +[0-9]+\n"))) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("numerics: +[0-9]+ \\(headers [0-9a-f]{16}\\)"))) << r.out;

@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/file_util.h"
 #include "base/npy.h"
 #include "tests/test_util.h"
@@ -82,6 +85,31 @@ TEST(RtlCosimCli, SimRefusesAWaveformItCannotWrite) {
   refused("sim --backend systemc --rtl gemv --vcd " + dir + "/w.fst --vcd-instructions 0" + io, "--vcd-instructions",
           {dir + "/out", dir + "/w.fst"});
   refused("sim --backend systemc --rtl gemv --vcd-instructions 5" + io, "--vcd-instructions needs --vcd", {dir + "/out"});
+}
+
+// Verilator opens the waveform's path itself and followed a symlink there,
+// overwriting its target: a symlink at --vcd is refused (cosim, sim's program
+// and model forms, each unit's file), the link and its target left as they were.
+TEST(RtlCosimCli, AWaveformIsNotWrittenThroughASymlink) {
+  const std::string dir = temp_dir("rtl_vcd_symlink");
+  write_file_atomic(dir + "/victim", "keep me");
+  std::filesystem::create_symlink(dir + "/victim", dir + "/w.fst");
+  std::filesystem::create_symlink(dir + "/victim", dir + "/m.dma.fst");
+  write_npy_i32(dir + "/ids.npy", {5, 17, 3});
+  std::ofstream(dir + "/halt.s") << "    sys.halt\n";
+  ASSERT_EQ(run_n3("asm " + dir + "/halt.s -o " + dir + "/halt.n3p").status, 0);
+  const std::string io = " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --dump " + dir + "/out";
+  const std::string link = ": is a symbolic link";
+  refused("cosim --unit decoder --vectors 10 --vcd " + dir + "/w.fst --report " + dir + "/r.json", "--vcd " + dir + "/w.fst" + link,
+          {dir + "/r.json"});
+  refused("sim --backend systemc --rtl gemv --vcd " + dir + "/w.fst" + io, "--vcd " + dir + "/w.fst" + link, {dir + "/out"});
+  refused("sim --backend systemc --rtl gemv,dma --vcd " + dir + "/m.fst" + io, "--vcd " + dir + "/m.dma.fst" + link,
+          {dir + "/out", dir + "/m.gemv.fst"});
+  refused("sim --backend systemc --program " + dir + "/halt.n3p --rtl gemv --vcd " + dir + "/w.fst --dump " + dir + "/out",
+          "--vcd " + dir + "/w.fst" + link, {dir + "/out"});
+  EXPECT_EQ(read_file_text(dir + "/victim"), "keep me");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir + "/w.fst"));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir + "/m.dma.fst"));
 }
 
 }  // namespace

@@ -77,7 +77,25 @@ TEST(SimFuncTraps, OutOfRange) {
               "    alui.add rd=r1 rs1=r0 imm=5\n    cvo.exp dst=v a=v\n    sys.halt\n",
               {TrapKind::OutOfRange, 1, "r1 = 5 not in [1, 4]"});
   expect_trap(prog("    alui.add rd=r1 rs1=r0 imm=-16\n    ldst.lw space=ddr rd=r2 rs1=r1 imm=0\n    sys.halt\n"),
-              {TrapKind::OutOfRange, 1, "scalar address"});
+              {TrapKind::OutOfRange, 1, "scalar address -0x10 (-16) leaves ddr"});
+}
+
+// A negative address is shown as the program computed it (r0 + imm=-512),
+// not as its 64-bit pattern 0xfffffffffffffe00.
+TEST(SimFuncTraps, NegativeScalarAddressIsShownSigned) {
+  for (const char* op : {"ldst.lw space=ddr rd=r2", "ldst.sd space=l2 rd=r2", "ldst.ld space=l2 rd=r2"}) {
+    sim::FuncSim s(assemble_text(prog(std::string("    ") + op + " rs1=r0 imm=-512\n    sys.halt\n"), false),
+                   small_options());
+    try {
+      s.run();
+      ADD_FAILURE() << op << ": no trap";
+    } catch (const sim::Trap& t) {
+      const std::string m = t.what();
+      EXPECT_EQ(t.kind, TrapKind::OutOfRange) << m;
+      EXPECT_NE(m.find("scalar address -0x200 (-512) leaves"), std::string::npos) << m;
+      EXPECT_EQ(m.find("fffff"), std::string::npos) << m;
+    }
+  }
 }
 
 TEST(SimFuncTraps, Misaligned) {

@@ -15,6 +15,15 @@ cd "$(dirname "$0")/.."
 root=$PWD
 secs=${N3_FUZZ_SECONDS:-30}
 seed=${N3_FUZZ_SEED:-1}
+# Checked before anything is built or run, one line each: libFuzzer reads a
+# non-numeric -seed as 0, and -seed=0 means "pick a random seed", which would
+# silently give up the reproducible verdict above; -max_total_time is an int.
+# N3_FUZZ_CHECK_ONLY=1 stops after these checks (tests/fuzz_scripts_test.cc).
+[[ "$seed" =~ ^[1-9][0-9]{0,9}$ ]] && ((seed <= 4294967295)) ||
+  { echo "tools/fuzz_ci.sh: N3_FUZZ_SEED '${seed:0:40}' is not a whole number from 1 to 4294967295" >&2; exit 2; }
+[[ "$secs" =~ ^[1-9][0-9]{0,5}$ ]] ||
+  { echo "tools/fuzz_ci.sh: N3_FUZZ_SECONDS '${secs:0:40}' is not a whole number from 1 to 999999" >&2; exit 2; }
+[ "${N3_FUZZ_CHECK_ONLY:-}" != 1 ] || exit 0
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DN3_BUILD_FUZZERS=ON \
   -DN3_BUILD_TESTS=OFF -DN3_BUILD_BENCH=OFF >/dev/null
 cmake --build build-fuzz --target n3_fuzzers -j"$(nproc)"
@@ -35,7 +44,7 @@ run_one() {
     >log 2>&1)
 }
 
-targets=(decode asm load sim safetensors n3w npy manifest image hw_yaml model_yaml)
+targets=(decode asm load sim safetensors safetensors_index n3w npy manifest image hw_yaml model_yaml)
 declare -A extra=([asm]="-dict=$root/build-fuzz/gen/isa/asm.dict -max_len=4096")
 fail=0
 for ((i = 0; i < ${#targets[@]}; i += 2)); do

@@ -17,19 +17,29 @@ root=$PWD
 [ $# -ge 2 ] || { echo "usage: $0 SECONDS TARGET=WORKERS..." >&2; exit 2; }
 secs=$1
 shift
+# Every argument is checked, one line each, before anything runs (libFuzzer
+# would read a bad -max_total_time as 0, run without end, or the target name
+# would leave $bin). N3_FUZZ_CHECK_ONLY=1 stops after the checks
+# (tests/fuzz_scripts_test.cc).
+[[ "$secs" =~ ^[1-9][0-9]{0,5}$ ]] ||
+  { echo "$0: SECONDS '${secs:0:40}' is not a whole number from 1 to 999999" >&2; exit 2; }
 bin=${N3_FUZZ_BIN:-$root/build-fuzz/fuzz}
-out=${N3_FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/n3-fuzz-long.XXXXXX")}
-mkdir -p "$out"
 
 declare -A workers
 for a in "$@"; do
+  [[ "$a" == *=* ]] || { echo "${a:0:60}: not TARGET=WORKERS" >&2; exit 2; }
   t=${a%%=*}
   n=${a#*=}
-  [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "$a: WORKERS must be a positive integer" >&2; exit 2; }
+  [[ "$t" =~ ^[a-z][a-z0-9_]*$ ]] || { echo "${a:0:60}: TARGET must be a fuzz target's name (lower case, digits, _)" >&2; exit 2; }
+  [ -z "${workers[$t]:-}" ] || { echo "${a:0:60}: target $t given twice" >&2; exit 2; }
+  [[ "$n" =~ ^[1-9][0-9]{0,3}$ ]] || { echo "${a:0:60}: WORKERS must be a whole number from 1 to 9999" >&2; exit 2; }
   [ -x "$bin/fuzz_$t" ] || { echo "$a: no fuzzer $bin/fuzz_$t" >&2; exit 2; }
   [ -d "$root/tests/fuzz_corpus/$t" ] || { echo "$a: no corpus tests/fuzz_corpus/$t" >&2; exit 2; }
   workers[$t]=$n
 done
+[ "${N3_FUZZ_CHECK_ONLY:-}" != 1 ] || exit 0
+out=${N3_FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/n3-fuzz-long.XXXXXX")}
+mkdir -p "$out"
 
 # The same limits as CI (docs/fuzzing.md): an allocation over 512 MiB, 2 GiB
 # of memory or 10 s on one input is a finding. asm gets its dictionary.
