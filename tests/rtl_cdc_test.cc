@@ -23,6 +23,7 @@
 
 #include "base/file_util.h"
 #include "golden/hw_config.h"
+#include "tests/cosim_summary.h"
 #include "tests/fst_file.h"
 #include "tests/test_util.h"
 
@@ -31,32 +32,17 @@ namespace {
 
 constexpr int kSyncStages = 2;  // n3_cdc_fifo's SYNC_STAGES as rtl/cdc/unit.cmake builds it
 
-struct Summary {
-  int64_t run = -1, mismatches = -1;
-  std::map<std::string, int64_t> classes;
+// The common summary, plus the crossing's latency and throughput lines
+// (stderr).
+struct Summary : test::CosimSummary {
   std::map<std::string, std::pair<double, double>> latency;  // class -> (max, mean) in destination clocks
   std::map<std::string, double> words_per_axi_clock;         // class -> sustained rate
-  std::string first_mismatch;
 };
 
 Summary parse(const std::string& out, const std::string& err) {
   Summary s;
+  static_cast<test::CosimSummary&>(s) = test::parse_cosim_summary("cdc", out);
   std::string line;
-  static const std::regex head(
-      R"(^cosim cdc: seed \d+, (\d+) of \d+ vectors \((?:shard \d+/\d+|merged from \d+ shards)\), (\d+) mismatches$)");
-  static const std::regex cls(R"(^  class (\S+) +(\d+)$)");
-  std::istringstream in(out);
-  while (std::getline(in, line)) {
-    std::smatch m;
-    if (std::regex_match(line, m, head)) {
-      s.run = std::stoll(m[1]);
-      s.mismatches = std::stoll(m[2]);
-    } else if (std::regex_match(line, m, cls)) {
-      s.classes[m[1]] = std::stoll(m[2]);
-    } else if (line.rfind("  first mismatch: ", 0) == 0) {
-      s.first_mismatch = line.substr(18);
-    }
-  }
   static const std::regex lat(R"(^cdc latency (\S+): max ([0-9.]+) destination clocks, mean ([0-9.]+)$)");
   static const std::regex thr(R"(^  throughput (\S+) +\d+ words: .* ([0-9.]+) words/AXI clock$)");
   std::istringstream e(err);

@@ -19,6 +19,7 @@
 
 #include "base/file_util.h"
 #include "isa/isa.h"
+#include "tests/cosim_summary.h"
 #include "tests/fst_file.h"
 #include "tests/test_util.h"
 
@@ -59,38 +60,8 @@ std::set<std::string> expected_classes() {
   return out;
 }
 
-struct Summary {
-  int64_t run = -1, vectors = -1, mismatches = -1;
-  std::map<std::string, int64_t> classes;
-  std::map<std::string, std::pair<double, double>> cycles;  // kind: rtl, model (per instruction)
-  std::string first_mismatch;
-};
-
-// Parses print_summary's text (rtl_bridge/cosim.cc).
-Summary parse(const std::string& out) {
-  Summary s;
-  std::stringstream in(out);
-  std::string line;
-  static const std::regex head(
-      R"(cosim ctl: seed \d+, (\d+) of (\d+) vectors \((?:shard \d+/\d+|merged from \d+ shards)\), (\d+) mismatches)");
-  static const std::regex cls(R"(  class (\S+)\s+(\d+))");
-  static const std::regex cyc(R"(  ([a-z.]+)\s+\d+\s+([0-9.]+)\s+([0-9.]+)\s.*)");
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_match(line, m, head)) {
-      s.run = std::stoll(m[1]);
-      s.vectors = std::stoll(m[2]);
-      s.mismatches = std::stoll(m[3]);
-    } else if (std::regex_match(line, m, cls)) {
-      s.classes[m[1]] = std::stoll(m[2]);
-    } else if (std::regex_match(line, m, cyc)) {
-      s.cycles[m[1]] = {std::stod(m[2]), std::stod(m[3])};
-    } else if (line.rfind("  first mismatch: ", 0) == 0) {
-      s.first_mismatch = line.substr(18);
-    }
-  }
-  return s;
-}
+using Summary = CosimSummary;
+Summary parse(const std::string& out) { return parse_cosim_summary("ctl", out); }
 
 const RunResult& unsplit() {
   static const RunResult r = run_n3("cosim --unit ctl --vectors 10000 --seed 1");

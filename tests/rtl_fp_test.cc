@@ -16,6 +16,7 @@
 #include <string>
 
 #include "base/file_util.h"
+#include "tests/cosim_summary.h"
 #include "tests/fst_file.h"
 #include "tests/test_util.h"
 
@@ -23,31 +24,8 @@ namespace n3::test {
 namespace {
 
 // What print_summary printed: counts and the classes.
-struct Summary {
-  int64_t run = -1, mismatches = -1;
-  std::map<std::string, int64_t> classes;
-  std::string first_mismatch;
-};
-
-Summary parse(const std::string& out) {
-  Summary s;
-  std::stringstream in(out);
-  std::string line;
-  static const std::regex head(R"(^cosim fp: seed \d+, (\d+) of \d+ vectors \((?:shard \d+/\d+|merged from \d+ shards)\), (\d+) mismatches$)");
-  static const std::regex cls(R"(^  class (\S+) +(\d+)$)");
-  while (std::getline(in, line)) {
-    std::smatch m;
-    if (std::regex_match(line, m, head)) {
-      s.run = std::stoll(m[1]);
-      s.mismatches = std::stoll(m[2]);
-    } else if (std::regex_match(line, m, cls)) {
-      s.classes[m[1]] = std::stoll(m[2]);
-    } else if (line.rfind("  first mismatch: ", 0) == 0) {
-      s.first_mismatch = line.substr(18);
-    }
-  }
-  return s;
-}
+using Summary = CosimSummary;
+Summary parse(const std::string& out) { return parse_cosim_summary("fp", out); }
 
 constexpr const char* kLeaves[] = {"fp_acc_round", "acc_align", "fp_mul",   "fp_add",
                                    "fp_round_fmt", "fp_to_f32", "bfp_quant"};

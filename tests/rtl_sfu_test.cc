@@ -25,42 +25,15 @@
 
 #include "base/file_util.h"
 #include "rtl_bridge/sfu_vectors.h"
+#include "tests/cosim_summary.h"
 #include "tests/fst_file.h"
 #include "tests/test_util.h"
 
 namespace n3 {
 namespace {
 
-struct Summary {
-  int64_t run = -1, mismatches = -1;
-  std::map<std::string, int64_t> classes;
-  std::map<std::string, std::pair<double, double>> cycles;  // row -> (rtl, model) means
-  std::string first_mismatch;
-};
-
-Summary parse(const std::string& out) {
-  Summary s;
-  std::istringstream in(out);
-  std::string line;
-  static const std::regex head(
-      R"(^cosim sfu: seed \d+, (\d+) of \d+ vectors \((?:shard \d+/\d+|merged from \d+ shards)\), (\d+) mismatches$)");
-  static const std::regex cls(R"(^  class (\S+) +(\d+)$)");
-  static const std::regex cyc(R"(^  (\S+ (?:stream|latency)) +\d+ +([0-9.]+) +([0-9.]+) +\S+ +\S+$)");
-  while (std::getline(in, line)) {
-    std::smatch m;
-    if (std::regex_match(line, m, head)) {
-      s.run = std::stoll(m[1]);
-      s.mismatches = std::stoll(m[2]);
-    } else if (std::regex_match(line, m, cls)) {
-      s.classes[m[1]] = std::stoll(m[2]);
-    } else if (std::regex_match(line, m, cyc)) {
-      s.cycles[m[1]] = {std::stod(m[2]), std::stod(m[3])};
-    } else if (line.rfind("  first mismatch: ", 0) == 0) {
-      s.first_mismatch = line.substr(18);
-    }
-  }
-  return s;
-}
+using Summary = test::CosimSummary;
+Summary parse(const std::string& out) { return test::parse_cosim_summary("sfu", out); }
 
 // The pipeline depth of each function (docs/rtl_sfu.md, "SFU element pipeline", the latency
 // table): the RTL's design, pinned so that a change to a program's steps is
