@@ -108,7 +108,7 @@ TEST(HardeningOutputs, PromptPlusNewTokensPastMaxPositionsIsRefusedBeforeTheRun)
                               dir + "/o.npy");
   EXPECT_EQ(ok.status, 0) << ok.err;
   EXPECT_EQ(read_ids(dir + "/o.npy", 256).size(), 6u);
-  for (const std::string& cmd : {"golden", "sim --backend func"}) {
+  for (const std::string cmd : {"golden", "sim --backend func"}) {
     const RunResult g = run_n3(cmd + " --model " + model + " --ids " + dir + "/ten.npy --feed " + dir + "/six.npy --dump " +
                                dir + "/" + cmd.substr(0, 3));
     EXPECT_EQ(g.status, 0) << cmd << ": " << g.err;

@@ -84,7 +84,7 @@ std::string halt_program(const std::string& dir) {
 TEST(Hardening, NpyShapesThatOverflowAreRefused) {
   const std::string dir = test::temp_dir("harden_npy");
   const std::string prog = halt_program(dir);
-  for (const std::string& shape : {"(4611686018427387904,)", "(2147483648, 2147483648)", "(1, 4611686018427387904)"}) {
+  for (const std::string shape : {"(4611686018427387904,)", "(2147483648, 2147483648)", "(1, 4611686018427387904)"}) {
     write_npy_header(dir + "/x.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }", "abcd");
     const std::vector<std::string> before = tree(dir);
     expect_clean_refusal(run_n3("sim --backend func --program " + prog + " --load ddr:0x100=" + dir + "/x.npy --mem-out " +
@@ -114,7 +114,7 @@ TEST(Hardening, DiffOfOverflowingShapesIsRefused) {
   ASSERT_EQ(run_n3("golden --model " + test::tiny_n3w() + " --ids " + dir + "/ids.npy --dump " + dir + "/a").status, 0);
   nlohmann::json m = nlohmann::json::parse(read_file_text(dir + "/a/manifest.json"));
   const std::string file = m["tensors"][0]["file"];
-  for (const std::string& shape : {"(1, 4611686018427387904)", "(2147483648, 2147483648)"}) {
+  for (const std::string shape : {"(1, 4611686018427387904)", "(2147483648, 2147483648)"}) {
     for (const char* side : {"b", "c"}) {
       fs::remove_all(dir + "/" + side);
       fs::copy(dir + "/a", dir + "/" + side);
@@ -164,7 +164,7 @@ TEST(Hardening, RunawayProgramEndsWithinSecondsAndMaxStepsIsChecked) {
   std::printf("runaway program stopped after %.2f s (default --max-steps)\n", s);
   const RunResult few = run_n3("sim --backend func --program " + dir + "/loop.n3p --max-steps 1000");
   EXPECT_NE(few.err.find("fetched 1000 instructions"), std::string::npos) << few.err;
-  for (const std::string& bad : {"-1", "0", "1e9", "12abc", "99999999999999999999999", "1099511627777"}) {
+  for (const std::string bad : {"-1", "0", "1e9", "12abc", "99999999999999999999999", "1099511627777"}) {
     const RunResult b = run_n3("sim --backend func --program " + dir + "/loop.n3p --max-steps " + bad);
     EXPECT_EQ(b.status, 2) << bad << ": " << b.err;
     EXPECT_NE(b.err.find("--max-steps"), std::string::npos) << b.err;
@@ -312,7 +312,7 @@ TEST(Hardening, PromptPastMaxPositionsIsRefusedAtOnce) {
   const int n = 5000;  // tiny.yaml: max_position_embeddings 4096
   for (int i = 0; i < n; ++i) body.append(std::string("\x05\x00\x00\x00", 4));
   write_npy_header(dir + "/ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (5000,), }", body);
-  for (const std::string& b : {"golden", "func"}) {
+  for (const std::string b : {"golden", "func"}) {
     const auto t0 = std::chrono::steady_clock::now();
     const RunResult r = run_n3(std::string(b == "golden" ? "golden" : "sim --backend func") + " --model " +
                                test::tiny_n3w() + " --ids " + dir + "/ids.npy --dump " + dir + "/d");
