@@ -77,7 +77,7 @@ struct DmaRtl::Ports {
 };
 
 DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path)
-    : sc_module(n), hw_(hw), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS), wave_(vcd_path) {
+    : sc_module(n), hw_(hw), clock_(sc_core::sc_time(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS)), wave_(vcd_path) {
   require(timing::dma_bus_bytes(hw) == kBB && hw.timing.ddr_burst_bytes.value == kBB * kBurst &&
               hw.timing.dma_lanes.value == kLanes,
           "the RTL DMA engine was built for a " + std::to_string(kBB) + "-byte bus (hp_port_bits x dma_hp_ports / 8), ddr_burst_bytes " +
@@ -89,7 +89,7 @@ DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
   dut_ = std::make_unique<Vn3_dma_engine>("engine");
   Vn3_dma_engine& d = *dut_;
   Ports& p = *p_;
-  d.clk(clk_);
+  d.clk(clock_.clk());
   d.rst_n(p.rst_n);
   d.cmd_valid(p.cmd_valid);
   d.cmd_ready(p.cmd_ready);
@@ -127,25 +127,8 @@ DmaRtl::DmaRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
   d.b_ready(p.b_ready);
   d.b_resp(p.b_resp);
   d.busy(p.busy);
-  SC_THREAD(clock);
-  SC_THREAD(power_on_reset);
-}
-
-// The engine is reset with the chip, at time 0, not by its first
-// instruction (as GemvRtl): a MEMCPY arriving during the reset waits for it.
-void DmaRtl::power_on_reset() {
-  Ports& p = *p_;
-  clock_on_ = true;
-  clock_go_.notify(sc_core::SC_ZERO_TIME);
-  p.rst_n = false;
-  for (int i = 0; i < 4; ++i) {  // low for three clocks, released for one
-    if (i == 3) p.rst_n = true;
-    sc_core::wait(clk_.negedge_event());
-    ++total_cycles_;
-  }
-  clock_on_ = false;
-  reset_done_ = true;
-  reset_done_event_.notify();
+  // Low for three clocks, released for one (a MEMCPY arriving during the reset waits for it).
+  clock_.start(p.rst_n, {3, true, GatedClock::Edge::kNegedge}, total_cycles_);
 }
 
 DmaRtl::~DmaRtl() = default;
@@ -161,33 +144,16 @@ void DmaRtl::set_stalls(double p, uint64_t seed) {
   stall_rng_.seed(seed);
 }
 
-void DmaRtl::clock() {
-  const sc_core::sc_time half = period_ / 2;
-  for (;;) {
-    while (!clock_on_) sc_core::wait(clock_go_);
-    clk_.write(true);
-    sc_core::wait(half);
-    clk_.write(false);
-    sc_core::wait(half);
-  }
-}
-
 DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing) {
   // The model's cut: the legality checks the dispatcher traps on, the
   // memory model's stream sizes, and the job count the RTL walk must match.
   const std::vector<DmaJob> jobs = cut(in);
   const bool is_memset = in.def->opcode == isa::Opcode::MEMSET;
   const Side dst = side(in.op("dst"), "dst"), src = is_memset ? Side{} : side(in.op("src"), "src");
-  while (!reset_done_) sc_core::wait(reset_done_event_);
-  clock_on_ = true;
-  clock_go_.notify(sc_core::SC_ZERO_TIME);
-  struct Gate {  // the clock stops when the run ends, also on an exception
-    bool& on;
-    ~Gate() { on = false; }
-  } gate{clock_on_};
+  const GatedClock::Run clocked = clock_.run();  // the clock stops when the run ends, also on an exception
   Ports& p = *p_;
   auto negedge = [this] {
-    sc_core::wait(clk_.negedge_event());
+    sc_core::wait(clock_.clk().negedge_event());
     ++total_cycles_;
   };
   std::uniform_real_distribution<double> coin(0.0, 1.0);
@@ -212,7 +178,7 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
   // Data the memory's answer puts within a picosecond of that edge (the
   // kernel's time resolution; the answers are sums of ps in double) count
   // as there, as the model's timing::on_clock rounds (sim/systemc/timing.h).
-  auto edge_ps = [this] { return (sc_core::sc_time_stamp() + period_ / 2).to_seconds() * 1e12 + 1.0; };
+  auto edge_ps = [this] { return (sc_core::sc_time_stamp() + clock_.period() / 2).to_seconds() * 1e12 + 1.0; };
   bool r_valid = false, b_valid = false;
   bool cmd_fire = false, ar_fire = false, r_fire = false, aw_fire = false, w_fire = false, b_fire = false,
        done_fire = false;
@@ -233,7 +199,7 @@ DmaRun DmaRtl::run(const sim::Issued& in, sim::Memory& mem, DmaMemTiming* timing
   bool w_last = false, done_err = false;
   uint64_t w_strb = 0;
   std::vector<uint8_t> bytes(kBB);
-  const sc_core::sc_time quarter = period_ / 4;
+  const sc_core::sc_time quarter = clock_.period() / 4;
 
   for (int64_t m = 0;; ++m) {
     negedge();

@@ -18,6 +18,7 @@
 
 #include <systemc>
 
+#include "rtl_bridge/gated_clock.h"
 #include "rtl_bridge/waveform.h"
 
 #include "golden/hw_config.h"
@@ -84,19 +85,12 @@ class DmaRtl : public sc_core::sc_module {
   SC_HAS_PROCESS(DmaRtl);
   void start_of_simulation() override;
   void end_of_simulation() override;
-  void clock();           // SC_THREAD: the core clock, running only inside run()
-  void power_on_reset();  // SC_THREAD: the engine's reset at time 0
   struct Ports;
   HwConfig hw_;
-  sc_core::sc_signal<bool> clk_{"clk"};
-  sc_core::sc_time period_;
-  bool clock_on_ = false;
-  sc_core::sc_event clock_go_;
+  GatedClock clock_;  // the core clock, running only inside run(), and the reset at time 0
   std::unique_ptr<Ports> p_;
   std::unique_ptr<Vn3_dma_engine> dut_;
   Waveform wave_;  // the waveform file, if any
-  bool reset_done_ = false;
-  sc_core::sc_event reset_done_event_;
   int64_t total_cycles_ = 0;
   double stall_ = 0;
   std::mt19937_64 stall_rng_;

@@ -94,7 +94,7 @@ struct GemvRtl::Ports {
 };
 
 GemvRtl::GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path)
-    : sc_module(n), hw_(hw), formats_(hw.numerics.formats), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS), wave_(vcd_path) {
+    : sc_module(n), hw_(hw), formats_(hw.numerics.formats), clock_(sc_core::sc_time(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS)), wave_(vcd_path) {
   require(hw.compute.gemv_cores.value == kCores && hw.compute.gemv_macs_per_clk.value == kLanes,
           "the RTL GEMV engine was built for gemv_cores " + std::to_string(kCores) + ", gemv_macs_per_clk " +
               std::to_string(kLanes) + "; hardware '" + hw.name + "' has " +
@@ -104,7 +104,7 @@ GemvRtl::GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::strin
   dut_ = std::make_unique<Vn3_gemv_engine>("engine");
   Vn3_gemv_engine& d = *dut_;
   Ports& p = *p_;
-  d.clk(clk_);
+  d.clk(clock_.clk());
   d.rst_n(p.rst_n);
   d.cmd_valid(p.cmd_valid);
   d.cmd_ready(p.cmd_ready);
@@ -140,8 +140,8 @@ GemvRtl::GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::strin
   d.r_vi(p.r_vi);
   d.busy(p.busy);
   SC_THREAD(fetcher);
-  SC_THREAD(clock);
-  SC_THREAD(power_on_reset);
+  // Low for three clocks, released for one; counted on fall() as drive() counts (see GatedClock::clock()).
+  clock_.start(p.rst_n, {3, true, GatedClock::Edge::kFall}, total_cycles_);
 }
 
 GemvRtl::~GemvRtl() = default;
@@ -373,56 +373,16 @@ GemvRun GemvRtl::run(const sim::Issued& in, const sim::Memory& mem, WeightFeed& 
   check(j.nsc <= GemvLimits::kScales, std::to_string(j.nsc) + " INT8 value scales exceed the engine's " +
                                           std::to_string(GemvLimits::kScales));
   check(j.rows < (int64_t(1) << 32), "too many weight rows");
-  while (!reset_done_) sc_core::wait(reset_done_event_);
-  clock_on_ = true;
-  clock_go_.notify(sc_core::SC_ZERO_TIME);
-  struct Gate {  // the clock stops when the job ends, also on an exception
-    bool& on;
-    ~Gate() { on = false; }
-  } gate{clock_on_};
+  const GatedClock::Run clocked = clock_.run();  // the clock stops when the job ends, also on an exception
   GemvRun r = drive(j, feed);
   r.formula_cycles = formula_cycles(j, B);
   return r;
 }
 
-void GemvRtl::clock() {
-  const sc_core::sc_time half = period_ / 2;
-  for (;;) {
-    while (!clock_on_) sc_core::wait(clock_go_);
-    clk_.write(true);
-    sc_core::wait(half);
-    clk_.write(false);
-    // The driver wakes in this evaluation phase, so its new inputs and the
-    // falling clock reach the Verilated engine in one update: one
-    // evaluation of it per falling edge, not two.
-    fall_.notify();
-    sc_core::wait(half);
-  }
-}
-
-// The engine is reset with the chip, at time 0, not by the first
-// instruction: an instruction's cycles never include the reset's (they
-// once did: E2B's first GEMV instruction, a qk, measured 4 clocks long).
-// One that arrives during the reset waits for it, as it would in hardware.
-void GemvRtl::power_on_reset() {
-  Ports& p = *p_;
-  clock_on_ = true;
-  clock_go_.notify(sc_core::SC_ZERO_TIME);
-  p.rst_n = false;
-  for (int i = 0; i < 4; ++i) {  // low for three clocks, released for one
-    if (i == 3) p.rst_n = true;
-    sc_core::wait(fall_);
-    ++total_cycles_;
-  }
-  clock_on_ = false;
-  reset_done_ = true;
-  reset_done_event_.notify();
-}
-
 GemvRun GemvRtl::drive(Job& j, WeightFeed& feed) {
   Ports& p = *p_;
   auto negedge = [this] {
-    sc_core::wait(fall_);
+    sc_core::wait(clock_.fall());
     ++total_cycles_;
   };
   while (!p.cmd_ready.read()) negedge();

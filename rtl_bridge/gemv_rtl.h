@@ -14,6 +14,7 @@
 
 #include <systemc>
 
+#include "rtl_bridge/gated_clock.h"
 #include "rtl_bridge/waveform.h"
 
 #include "golden/hw_config.h"
@@ -53,7 +54,7 @@ struct GemvLimits {
   static constexpr int64_t kScales = 65536;               // pv with INT8 values: positions x KV heads
 };
 
-class GemvRtl : public sc_core::sc_module {  // owns the Verilated Vn3_gemv_engine, its sc_clock (period = 1e6/core_mhz ps) and signals
+class GemvRtl : public sc_core::sc_module {  // owns the Verilated Vn3_gemv_engine, its gated clock (GatedClock, period = 1e6/core_mhz ps) and signals
  public:
   GemvRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path /* "" none */);
   ~GemvRtl() override;
@@ -87,22 +88,10 @@ class GemvRtl : public sc_core::sc_module {  // owns the Verilated Vn3_gemv_engi
   struct Ports;
   HwConfig hw_;
   num::Formats formats_;
-  // The core clock, gated: it runs only while run() drives a job. A free
-  // running sc_clock would keep the simulation from ever running out of
-  // events, so the SystemC model's sc_start() could not return between
-  // programs, and it would cost a Verilated evaluation every idle cycle.
-  void clock();           // SC_THREAD
-  void power_on_reset();  // SC_THREAD: the engine's reset at time 0
-  sc_core::sc_signal<bool> clk_{"clk"};
-  sc_core::sc_time period_;
-  bool clock_on_ = false;
-  sc_core::sc_event clock_go_;
-  sc_core::sc_event fall_;  // notified (immediately) as clk_ falls
+  GatedClock clock_;  // the core clock, running only while run() drives a job, and the reset at time 0
   std::unique_ptr<Ports> p_;
   std::unique_ptr<Vn3_gemv_engine> dut_;
   Waveform wave_;  // the waveform file, if any
-  bool reset_done_ = false;
-  sc_core::sc_event reset_done_event_;
   int64_t total_cycles_ = 0;
   double stall_act_ = 0, stall_w_ = 0, stall_r_ = 0;
   std::mt19937_64 stall_rng_;

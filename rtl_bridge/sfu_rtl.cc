@@ -75,7 +75,7 @@ struct SfuRtl::Ports {
 };
 
 SfuRtl::SfuRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string& vcd_path)
-    : sc_module(n), period_(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS), wave_(vcd_path) {
+    : sc_module(n), clock_(sc_core::sc_time(1e6 / hw.clocks.core_mhz.value, sc_core::SC_PS)), wave_(vcd_path) {
   char has[32];
   std::snprintf(has, sizeof has, "%g", hw.compute.sfu_elems_per_clk.value);
   require(hw.compute.sfu_elems_per_clk.value == kLanes,
@@ -85,7 +85,7 @@ SfuRtl::SfuRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
   dut_ = std::make_unique<Vn3_sfu>("sfu");
   Vn3_sfu& d = *dut_;
   Ports& p = *p_;
-  d.clk(clk_);
+  d.clk(clock_.clk());
   d.rst_n(p.rst_n);
   d.cmd_valid(p.cmd_valid);
   d.cmd_ready(p.cmd_ready);
@@ -105,8 +105,10 @@ SfuRtl::SfuRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::string&
   d.out_mask(p.out_mask);
   d.out_y(p.out_y);
   d.busy(p.busy);
-  SC_THREAD(clock);
-  SC_THREAD(power_on_reset);
+  // Low for one clock: the unit's reset is synchronous and one edge clears
+  // every valid bit; released at that clock's falling edge, so a program
+  // whose first instruction is a CVO (sfu_setup_cycles 1) does not wait.
+  clock_.start(p.rst_n, {1, false, GatedClock::Edge::kNegedge}, total_cycles_);
 }
 
 SfuRtl::~SfuRtl() = default;
@@ -120,36 +122,6 @@ void SfuRtl::end_of_simulation() { wave_.flush(); }
 void SfuRtl::set_stalls(double p, uint64_t seed) {
   stall_ = p;
   if (p > 0) stall_rng_.seed(seed);  // (seeding costs more than a short stream)
-}
-
-void SfuRtl::clock() {
-  const sc_core::sc_time half = period_ / 2;
-  for (;;) {
-    while (!clock_on_) sc_core::wait(clock_go_);
-    clk_.write(true);
-    sc_core::wait(half);
-    clk_.write(false);
-    sc_core::wait(half);
-  }
-}
-
-// The unit is reset with the chip, at time 0, not by the first command, so
-// no instruction's cycles include the reset's (as GemvRtl, DmaRtl); a
-// command that arrives during the reset waits for it.
-void SfuRtl::power_on_reset() {
-  Ports& p = *p_;
-  clock_on_ = true;
-  clock_go_.notify(sc_core::SC_ZERO_TIME);
-  p.rst_n = false;
-  // Low for one clock: the unit's reset is synchronous and one edge clears
-  // every valid bit; released at that clock's falling edge, so a program
-  // whose first instruction is a CVO (sfu_setup_cycles 1) does not wait.
-  sc_core::wait(clk_.negedge_event());
-  ++total_cycles_;
-  p.rst_n = true;
-  clock_on_ = false;
-  reset_done_ = true;
-  reset_done_event_.notify();
 }
 
 SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<SfuElem>& in,
@@ -177,21 +149,15 @@ SfuRun SfuRtl::run(isa::CvoFunc f, uint32_t k, num::Fmt fmt, const std::vector<S
     if (sfu_is_reduction(f)) results = rows.size();
   }
   out.assign(results, 0);
-  while (!reset_done_) sc_core::wait(reset_done_event_);
-  clock_on_ = true;
-  clock_go_.notify(sc_core::SC_ZERO_TIME);
-  struct Gate {  // the clock stops when the run ends, also on an exception
-    bool& on;
-    ~Gate() { on = false; }
-  } gate{clock_on_};
+  const GatedClock::Run clocked = clock_.run();  // the clock stops when the run ends, also on an exception
   Ports& p = *p_;
   auto negedge = [this] {
-    sc_core::wait(clk_.negedge_event());
+    sc_core::wait(clock_.clk().negedge_event());
     ++total_cycles_;
   };
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   auto stall = [&] { return stall_ > 0 && coin(stall_rng_) < stall_; };
-  const sc_core::sc_time quarter = period_ / 4;
+  const sc_core::sc_time quarter = clock_.period() / 4;
   bool cmd_sent = false, cmd_fire = false, in_fire = false, out_fire = false, in_valid = false;
   size_t next = 0, got = 0;
   int64_t first_in = -1, first_last_in = -1, first_out = -1, last_out = -1, active = 0;

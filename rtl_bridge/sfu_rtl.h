@@ -15,6 +15,7 @@
 #include "golden/numerics/formats.h"
 #include "isa/isa.h"
 #include "rtl_bridge/sfu_vectors.h"
+#include "rtl_bridge/gated_clock.h"
 #include "rtl_bridge/waveform.h"
 
 class Vn3_sfu;
@@ -55,18 +56,11 @@ class SfuRtl : public sc_core::sc_module {
   SC_HAS_PROCESS(SfuRtl);
   void start_of_simulation() override;
   void end_of_simulation() override;
-  void clock();  // SC_THREAD: the core clock, running only inside run()
-  void power_on_reset();  // SC_THREAD: the unit's reset at time 0
   struct Ports;
-  sc_core::sc_signal<bool> clk_{"clk"};
-  sc_core::sc_time period_;
-  bool clock_on_ = false;
-  sc_core::sc_event clock_go_;
+  GatedClock clock_;  // the core clock, running only inside run(), and the reset at time 0
   std::unique_ptr<Ports> p_;
   std::unique_ptr<Vn3_sfu> dut_;
   Waveform wave_;
-  bool reset_done_ = false;
-  sc_core::sc_event reset_done_event_;
   int64_t total_cycles_ = 0;
   double stall_ = 0;
   std::mt19937_64 stall_rng_;
