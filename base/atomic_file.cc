@@ -165,6 +165,11 @@ void check_output_path(const std::string& path, const std::string& what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     throw Error(what + " " + path + ": is a directory, not a file");
+  // An output replaces its path whole (a rename): on a device or FIFO
+  // (/dev/null, /dev/full, a pipe to a reader) that would put a regular file
+  // in its place, run as root even in /dev.
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Error(what + " " + path + ": is a device, FIFO or socket, not a regular file (an output replaces its path)");
   const std::string dir = folder_of(path);
   if (::stat(dir.c_str(), &st) != 0)
     throw Error(what + " " + path + ": folder " + dir + " does not exist (" + errno_text(errno) + ")");

@@ -542,7 +542,7 @@ uint64_t spill_bytes_for(const ModelConfig& cfg, const num::Formats& f, const Hw
 int largest_chunk(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int cap) {
   require(l2_bytes_for(cfg, f, hw, 1) <= hw.l2,
           "compiler: even a one-token program needs " + std::to_string(l2_bytes_for(cfg, f, hw, 1)) +
-              " bytes of L2, more than the " + std::to_string(hw.l2) + " the hardware has");
+              " bytes of L2, more than the hardware file's memory.l2_bytes (" + std::to_string(hw.l2) + ")");
   int best = 1;
   for (int t = 2; t <= cap; ++t)
     if (l2_bytes_for(cfg, f, hw, t) <= hw.l2) best = t;

@@ -466,12 +466,15 @@ HwConfig parse_hw_config(const std::string& text, const std::string& where, cons
     require(k.IsScalar(), where + ":" + std::to_string(line_of(k)) + ": a key must be a plain name");
     return k.as<std::string>();
   };
-  std::set<std::string> named;  // name and description, each once
+  // Every top-level entry once: yaml-cpp keeps a repeated `memory:` as a
+  // second mapping, whose keys the per-key check would take as new.
+  std::set<std::string> named;
   for (const auto& sec : root) {
     const std::string s = key_text(sec.first);
     const std::string at_sec = where + ":" + std::to_string(line_of(sec.first)) + ": ";
-    if (s == "name" || s == "description") {
-      require(named.insert(s).second, at_sec + "'" + s + "' is given twice");
+    const bool scalar = s == "name" || s == "description";
+    require(named.insert(s).second, at_sec + (scalar ? "'" + s + "'" : "section '" + s + "'") + " is given twice");
+    if (scalar) {
       require(sec.second.IsScalar(), at_sec + "'" + s + "' must be a string");
       (s == "name" ? hw.name : hw.description) = sec.second.as<std::string>();
       continue;

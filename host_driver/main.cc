@@ -70,6 +70,12 @@ void version() {
 #ifdef N3_HAVE_RTL_SFU
   units += " sfu";
 #endif
+#ifdef N3_HAVE_RTL_CTL
+  units += " ctl";
+#endif
+#ifdef N3_HAVE_RTL_CDC
+  units += " cdc";
+#endif
   with += units.empty() ? " none (built without Verilator)" : units;
 #ifdef N3_HAVE_CUDA
   with += ", cuda yes";

@@ -10,6 +10,7 @@ namespace n3::host {
 
 Tokenizer::Tokenizer(const std::string& model_path)
     : path_(model_path), sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
+  require(!std::filesystem::is_directory(model_path), "tokenizer: " + model_path + " is a directory, not a file");
   require(std::filesystem::is_regular_file(model_path), "tokenizer: no such file " + model_path);
   auto st = sp_->Load(model_path);
   require(st.ok(), "tokenizer: " + model_path + " is not a SentencePiece model (" + st.ToString() + ")");

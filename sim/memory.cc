@@ -20,6 +20,13 @@ constexpr uint32_t kImageVersion = 1;
 
 uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t(7); }
 
+// A field of the image file (unsigned, not a program's arithmetic): hex.
+std::string hex_text(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
 void put32(std::string& b, uint32_t v) {
   for (int i = 0; i < 4; ++i) b.push_back(static_cast<char>(v >> (8 * i)));
 }
@@ -158,7 +165,7 @@ void load_image_bytes(const uint8_t* data, uint64_t size, const std::string& pat
               [&](isa::Space s, const std::string& name, uint64_t addr, const uint8_t* data, uint64_t size) {
                 SpaceMemory& m = mem.space(s);
                 require(m.in_range(addr, size),
-                        path + ": region '" + name + "' [" + std::to_string(addr) + ", +" + std::to_string(size) +
+                        path + ": region '" + name + "' [" + hex_text(addr) + ", +" + std::to_string(size) +
                             ") does not fit " + m.name() + " (" + std::to_string(m.capacity()) + " bytes)");
                 m.write(addr, data, size);
               });

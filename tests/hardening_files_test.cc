@@ -104,6 +104,8 @@ TEST(HardeningFiles, EveryCommandRefusesTheSameHardwareFileAlike) {
                 "  ddr_peak_gbps: {value: 1, source: \"twice\"}", "'memory.ddr_peak_gbps' is given twice"),
       with_line("an unknown sub-key", "ddr_peak_gbps:", "  ddr_peek_gbps: {value: 1, source: \"typo\"}",
                 "unknown hardware parameter 'memory.ddr_peek_gbps'"),
+      with_line("a section given twice (yaml-cpp kept both; its keys were taken as new)", "l2_word_bits:", "memory:",
+                "section 'memory' is given twice"),
   };
   for (const BadHw& b : cases) {
     std::ofstream(hw, std::ios::trunc) << b.text;

@@ -5,6 +5,7 @@
 // (docs/host_driver.md, "The command line"; docs/sim.md, "Step limit").
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -268,6 +269,29 @@ TEST(Hardening, UnwritableOutputsAreRefusedBeforeTheRun) {
   }
   const RunResult r = run_n3("sim --backend func" + io + " --dump " + dir + "/d --stats " + missing + "s.json");
   EXPECT_NE(r.err.find("--stats " + missing + "s.json: folder"), std::string::npos) << r.err;
+}
+
+// An output replaces its path whole: `-o` at a FIFO or device became a
+// regular file in its place (as root, /dev/full itself). Refused before the
+// run, naming the option's path; the FIFO stays a FIFO.
+TEST(Hardening, OutputsOnAFifoOrDeviceAreRefused) {
+  const std::string dir = test::temp_dir("harden_fifo");
+  const std::string fifo = dir + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const std::string io = " --model " + test::tiny_n3w() + " --ids " + dir + "/ids.npy";
+  write_npy_header(dir + "/ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", std::string(8, '\1'));
+  for (const std::string& args :
+       {"synth -q --model " + test::source_dir() + "/configs/models/tiny.yaml --seed 1 -o " + fifo,
+        "sim --backend func --program " + halt_program(dir) + " --stats " + fifo,
+        "run --backend golden" + io + " --max-new 1 --out " + fifo}) {
+    const RunResult r = run_n3(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(fifo + ": is a device, FIFO or socket"), std::string::npos) << args << "\n" << r.err;
+    struct stat st {};
+    ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode)) << args << " replaced the FIFO";
+  }
 }
 
 // A dump or compile folder that cannot be made was found only after the
