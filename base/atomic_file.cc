@@ -94,7 +94,19 @@ std::atomic<bool> g_run_open{false};
 std::mutex g_run_mutex;
 std::vector<std::string> g_run_paths;  // the same paths, for abort_output_run
 
+// Threads commit files concurrently (dumps), and a signal is handled on one
+// thread while the others run on: blocking signals in the committing
+// thread is not enough. g_in_flight counts the threads between naming a
+// file and journaling it (CommitWindow); the handler first sets g_dying, so
+// no new window opens (it waits for the process to die instead), then waits
+// for the open ones to close, and only then removes what is listed.
+std::atomic<int> g_in_flight{0};
+std::atomic<bool> g_dying{false};
+
 void on_signal(int sig) {
+  g_dying.store(true);
+  while (g_in_flight.load() > 0) {
+  }
   for (int i = 0; i < kSlots; ++i)
     if (g_state[i].load() == 2) ::unlink(g_paths[i]);
   // Files first, newest first: a folder the run created is listed before
@@ -164,6 +176,28 @@ class SignalsHeld {
   sigset_t old_;
 };
 
+// The span in which a file gets a name and joins the lists (temporaries,
+// journal): signals held in this thread, and counted in g_in_flight so a
+// handler on another thread waits for it. Opened after a handler began, it
+// never returns: the process is about to die of the signal, and a rename
+// now would land after the handler's clean-up.
+class CommitWindow {
+ public:
+  CommitWindow() {
+    g_in_flight.fetch_add(1);
+    if (g_dying.load()) {
+      g_in_flight.fetch_sub(1);
+      for (;;) ::pause();
+    }
+  }
+  ~CommitWindow() { g_in_flight.fetch_sub(1); }
+  CommitWindow(const CommitWindow&) = delete;
+  CommitWindow& operator=(const CommitWindow&) = delete;
+
+ private:
+  SignalsHeld held_;  // constructed first: no signal on this thread inside the window
+};
+
 // Appends `path` to the open run's journal; the caller holds g_run_mutex.
 void journal_locked(const std::string& path) {
   g_run_paths.push_back(path);
@@ -177,6 +211,7 @@ void journal_locked(const std::string& path) {
 
 void begin_output_run() {
   std::call_once(g_handlers, install_handlers);
+  SignalsHeld held;  // a handler on this thread would wait on a window that waits on this mutex
   std::lock_guard<std::mutex> lock(g_run_mutex);
   g_run_paths.clear();
   g_run_len.store(0);
@@ -187,12 +222,13 @@ bool output_run_open() { return g_run_open.load(); }
 
 void track_output(const std::string& path) {
   if (!g_run_open.load()) return;
-  SignalsHeld held;
+  CommitWindow window;
   std::lock_guard<std::mutex> lock(g_run_mutex);
   journal_locked(path);
 }
 
 void commit_output_run() {
+  SignalsHeld held;
   std::lock_guard<std::mutex> lock(g_run_mutex);
   g_run_open.store(false);
   g_run_len.store(0);
@@ -202,6 +238,7 @@ void commit_output_run() {
 void abort_output_run() {
   std::vector<std::string> paths;
   {
+    SignalsHeld held;
     std::lock_guard<std::mutex> lock(g_run_mutex);
     g_run_open.store(false);
     g_run_len.store(0);
@@ -316,6 +353,10 @@ void AtomicFile::truncate(uint64_t bytes) {
 
 void AtomicFile::commit() {
   require(!done_, path_ + ": committed twice");
+  // From here to the journal entry, a signal on any thread waits for this
+  // thread (CommitWindow), so the hidden name, the rename and the journal
+  // entry are all seen by the handler, or none of them happened.
+  CommitWindow window;
   if (!named_) {
     // Give the unnamed file a unique hidden name (linkat cannot replace a
     // file), then rename that over the destination as below.
@@ -333,9 +374,7 @@ void AtomicFile::commit() {
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) throw Error(path_ + ": write failed on close (" + errno_text(errno) + ")");
-  // In an open run the destination joins its journal in the same breath as
-  // the rename (signals held), so no interrupt falls between the two.
-  SignalsHeld held;
+  // In an open run the destination joins its journal inside the window.
   std::unique_lock<std::mutex> lock(g_run_mutex, std::defer_lock);
   if (g_run_open.load()) {
     lock.lock();
