@@ -28,6 +28,10 @@
 // A folder that existed is never listed, so what was in it before stays
 // (only --force's deletion of an old dump cannot be undone). One mechanism
 // for every command, none of which needs to know of it beyond OutputGuard.
+// Dumps commit files from several threads while a signal is handled on one
+// of them: naming a file, renaming it and listing it is a window the
+// handler waits for on every thread, and once it runs no new window opens
+// (atomic_file.cc, CommitWindow), so nothing lands after its clean-up.
 #pragma once
 #include <cstddef>
 #include <cstdint>
