@@ -1,6 +1,7 @@
 #include "base/atomic_file.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <vector>
 
@@ -79,9 +81,46 @@ void remove_tree_at(int parent, const char* name, int depth) {
   ::unlinkat(parent, name, AT_REMOVEDIR);
 }
 
+// The open run's outputs (begin_output_run): every path it committed or
+// created, NUL-terminated one after another in a fixed arena the handler
+// can read without allocating. Appends happen under g_run_mutex with signals
+// blocked; g_run_len is published after the bytes, so the handler sees only
+// whole entries. A run past the arena's 4 MiB (tens of thousands of paths)
+// keeps the rest for the error path only (g_run_paths).
+constexpr size_t kRunArena = size_t(4) << 20;
+char g_run_arena[kRunArena];
+std::atomic<size_t> g_run_len{0};
+std::atomic<bool> g_run_open{false};
+std::mutex g_run_mutex;
+std::vector<std::string> g_run_paths;  // the same paths, for abort_output_run
+
+// Threads commit files concurrently (dumps), and a signal is handled on one
+// thread while the others run on: blocking signals in the committing
+// thread is not enough. g_in_flight counts the threads between naming a
+// file and journaling it (CommitWindow); the handler first sets g_dying, so
+// no new window opens (it waits for the process to die instead), then waits
+// for the open ones to close, and only then removes what is listed.
+std::atomic<int> g_in_flight{0};
+std::atomic<bool> g_dying{false};
+
 void on_signal(int sig) {
+  g_dying.store(true);
+  while (g_in_flight.load() > 0) {
+  }
   for (int i = 0; i < kSlots; ++i)
     if (g_state[i].load() == 2) ::unlink(g_paths[i]);
+  // Files first, newest first: a folder the run created is listed before
+  // the files it holds, and goes with everything in it.
+  if (g_run_open.load()) {
+    const size_t len = g_run_len.load();
+    size_t end = len;
+    while (end > 0) {
+      size_t start = end - 1;  // end - 1 is the entry's NUL
+      while (start > 0 && g_run_arena[start - 1] != '\0') --start;
+      remove_tree_at(AT_FDCWD, g_run_arena + start, 0);
+      end = start;
+    }
+  }
   for (int i = 0; i < kDirSlots; ++i)
     if (g_dir_state[i].load() == 2) remove_tree_at(AT_FDCWD, g_dirs[i], 0);
   // Die of the signal as the process would have without us (exit status and
@@ -120,7 +159,94 @@ void unregister_temp(int slot) {
   if (slot >= 0) g_state[slot].store(0);
 }
 
+// Blocks SIGINT / SIGTERM / SIGHUP for its lifetime: a rename and the
+// journal entry naming its result happen together or not at all, as the
+// handler sees them.
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    sigset_t s;
+    sigemptyset(&s);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&s, sig);
+    ::pthread_sigmask(SIG_BLOCK, &s, &old_);
+  }
+  ~SignalsHeld() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+
+ private:
+  sigset_t old_;
+};
+
+// The span in which a file gets a name and joins the lists (temporaries,
+// journal): signals held in this thread, and counted in g_in_flight so a
+// handler on another thread waits for it. Opened after a handler began, it
+// never returns: the process is about to die of the signal, and a rename
+// now would land after the handler's clean-up.
+class CommitWindow {
+ public:
+  CommitWindow() {
+    g_in_flight.fetch_add(1);
+    if (g_dying.load()) {
+      g_in_flight.fetch_sub(1);
+      for (;;) ::pause();
+    }
+  }
+  ~CommitWindow() { g_in_flight.fetch_sub(1); }
+  CommitWindow(const CommitWindow&) = delete;
+  CommitWindow& operator=(const CommitWindow&) = delete;
+
+ private:
+  SignalsHeld held_;  // constructed first: no signal on this thread inside the window
+};
+
+// Appends `path` to the open run's journal; the caller holds g_run_mutex.
+void journal_locked(const std::string& path) {
+  g_run_paths.push_back(path);
+  const size_t len = g_run_len.load();
+  if (path.empty() || path.size() >= PATH_MAX || len + path.size() + 1 > kRunArena) return;
+  std::memcpy(g_run_arena + len, path.c_str(), path.size() + 1);
+  g_run_len.store(len + path.size() + 1);
+}
+
 }  // namespace
+
+void begin_output_run() {
+  std::call_once(g_handlers, install_handlers);
+  SignalsHeld held;  // a handler on this thread would wait on a window that waits on this mutex
+  std::lock_guard<std::mutex> lock(g_run_mutex);
+  g_run_paths.clear();
+  g_run_len.store(0);
+  g_run_open.store(true);
+}
+
+bool output_run_open() { return g_run_open.load(); }
+
+void track_output(const std::string& path) {
+  if (!g_run_open.load()) return;
+  CommitWindow window;
+  std::lock_guard<std::mutex> lock(g_run_mutex);
+  journal_locked(path);
+}
+
+void commit_output_run() {
+  SignalsHeld held;
+  std::lock_guard<std::mutex> lock(g_run_mutex);
+  g_run_open.store(false);
+  g_run_len.store(0);
+  g_run_paths.clear();
+}
+
+void abort_output_run() {
+  std::vector<std::string> paths;
+  {
+    SignalsHeld held;
+    std::lock_guard<std::mutex> lock(g_run_mutex);
+    g_run_open.store(false);
+    g_run_len.store(0);
+    paths.swap(g_run_paths);
+  }
+  std::error_code ec;
+  for (auto it = paths.rbegin(); it != paths.rend(); ++it) std::filesystem::remove_all(*it, ec);
+}
 
 int watch_created_dir(const std::string& dir) {
   std::call_once(g_handlers, install_handlers);
@@ -232,6 +358,10 @@ void AtomicFile::truncate(uint64_t bytes) {
 
 void AtomicFile::commit() {
   require(!done_, path_ + ": committed twice");
+  // From here to the journal entry, a signal on any thread waits for this
+  // thread (CommitWindow), so the hidden name, the rename and the journal
+  // entry are all seen by the handler, or none of them happened.
+  CommitWindow window;
   if (!named_) {
     // Give the unnamed file a unique hidden name (linkat cannot replace a
     // file), then rename that over the destination as below.
@@ -249,9 +379,17 @@ void AtomicFile::commit() {
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) throw Error(path_ + ": write failed on close (" + errno_text(errno) + ")");
+  // In an open run the destination joins its journal inside the window.
+  std::unique_lock<std::mutex> lock(g_run_mutex, std::defer_lock);
+  if (g_run_open.load()) {
+    lock.lock();
+    // Room first, so the push after the rename cannot throw.
+    if (g_run_paths.size() == g_run_paths.capacity()) g_run_paths.reserve(2 * g_run_paths.size() + 16);
+  }
   if (::rename(tmp_.c_str(), path_.c_str()) != 0)
     throw Error(path_ + ": cannot rename " + tmp_ + " over it (" + errno_text(errno) + ")");
   done_ = true;
+  if (lock.owns_lock()) journal_locked(path_);
 }
 
 }  // namespace n3

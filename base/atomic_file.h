@@ -14,6 +14,24 @@
 // temporary (and removes every output folder the run created and still
 // watches, watch_created_dir) before the process dies of the signal as it
 // would have.
+//
+// Whole files are not enough for a whole *run*: issue 22's acceptance is "no
+// output left" when a command fails (exit 2) or is interrupted, also when it
+// writes into a folder that existed. So a run's outputs form one journal:
+// n3's main() opens it (begin_output_run) before the command and closes it
+// when the command returns; in between every AtomicFile destination that
+// commit() renamed into place, and every path cli::OutputGuard was given
+// (folders the run created, waveforms written by other code), is listed.
+// The command failing with an exception (exit 2) removes every listed path
+// (abort_output_run); SIGINT / SIGTERM / SIGHUP unlink them from the
+// handler, which walks a fixed arena of precomputed paths (no allocation).
+// A folder that existed is never listed, so what was in it before stays
+// (only --force's deletion of an old dump cannot be undone). One mechanism
+// for every command, none of which needs to know of it beyond OutputGuard.
+// Dumps commit files from several threads while a signal is handled on one
+// of them: naming a file, renaming it and listing it is a window the
+// handler waits for on every thread, and once it runs no new window opens
+// (atomic_file.cc, CommitWindow), so nothing lands after its clean-up.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -68,6 +86,17 @@ std::string prepare_output_dir_created(const std::string& dir, bool force);
 // such a folder is still removed on errors, not on a signal).
 int watch_created_dir(const std::string& dir);
 void unwatch_created_dir(int slot);
+
+// The run journal described at the top. begin_output_run starts an empty
+// one; track_output adds a path that is the run's (a file, or a folder it
+// created, removed with its contents), a no-op while none is open;
+// commit_output_run keeps everything and closes it; abort_output_run
+// removes every listed path, newest first, and closes it.
+void begin_output_run();
+bool output_run_open();
+void track_output(const std::string& path);
+void commit_output_run();
+void abort_output_run();
 
 // Checks before any compute that `path` can be written: its folder exists and
 // is a writable directory and `path` itself is not a directory. Throws

@@ -33,10 +33,16 @@ OutputGuard::~OutputGuard() {
   for (int slot : watched_) unwatch_created_dir(slot);
 }
 
+void OutputGuard::add(const std::string& path) {
+  paths_.push_back(path);
+  track_output(path);
+}
+
 void OutputGuard::prepare_dir(const std::string& dir, bool force) {
   const std::string created = prepare_output_dir_created(dir, force);
   if (created.empty()) return;
   paths_.push_back(created);
+  track_output(created);
   watched_.push_back(watch_created_dir(created));
 }
 

@@ -42,12 +42,17 @@ void check_positions_fit(const std::string& ids_what, size_t prompt, size_t more
 
 // Files and directories a command has written: removed again unless the
 // command reaches commit(), so a failure part-way leaves no partial output.
+// Inside n3's run journal (base/atomic_file.h: main() opens it, every
+// committed file joins it) each path given here joins it too, so that an
+// error or a signal after this guard's commit() still removes it: commit()
+// here only means "this step is whole", the run commits when the command
+// returns. Outside a run (unit tests) the guard works alone, as before.
 class OutputGuard {
  public:
   OutputGuard() = default;
   OutputGuard(const OutputGuard&) = delete;
   OutputGuard& operator=(const OutputGuard&) = delete;
-  void add(const std::string& path) { paths_.push_back(path); }
+  void add(const std::string& path);
   // prepare_output_dir(dir, force); the folders it created are removed again
   // on failure (the destructor) and on SIGINT / SIGTERM / SIGHUP
   // (watch_created_dir) until commit(). A folder that existed is kept.

@@ -124,6 +124,14 @@ int cmd_run(const Args& a) {
       std::printf("\n");
     }
   }
+  if (!dump.empty()) {
+    OutputGuard written;  // a folder this run made goes again on failure or a signal
+    written.prepare_dir(dump, force);
+    rec.write(dump);
+    written.commit();
+  }
+  // --out last, after the dump: a dump that fails leaves no --out behind,
+  // even before the run journal (main.cc) removes what failed.
   if (!out.empty()) {
     if (batch == 1) {
       write_npy_i32(out, gen[0]);
@@ -134,12 +142,6 @@ int cmd_run(const Args& a) {
       for (size_t i = 0; i < batch; ++i) std::copy(gen[i].begin(), gen[i].end(), all.begin() + long(i * n));
       write_npy_raw(out, "i4", {int64_t(batch), int64_t(n)}, all.data(), all.size() * 4);
     }
-  }
-  if (!dump.empty()) {
-    OutputGuard written;  // a folder this run made goes again on failure or a signal
-    written.prepare_dir(dump, force);
-    rec.write(dump);
-    written.commit();
   }
   size_t prompt_tokens = 0, generated = 0;
   for (size_t i = 0; i < batch; ++i) {

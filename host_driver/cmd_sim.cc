@@ -200,6 +200,11 @@ int cmd_sim(const Args& a) {
   s.run();
 #endif
 
+  if (!dump.empty()) {
+    written.prepare_dir(dump, force);
+    sim::write_dump(dump, s.captures(), {{"backend", backend}, {"program", program}, {"hw", hwc.name}});
+  }
+  // The memory image after the dump: single files last (docs/host_driver.md).
   if (!mem_out.empty()) written.add(mem_out);
   if (!mem_out.empty())
     sim::save_image(mem_out, s.memory(), [&](isa::Space sp, uint64_t addr) {
@@ -207,10 +212,6 @@ int cmd_sim(const Args& a) {
         if (r.space == sp && addr >= r.base && addr - r.base < r.size) return r.name;
       return std::string();
     });
-  if (!dump.empty()) {
-    written.prepare_dir(dump, force);
-    sim::write_dump(dump, s.captures(), {{"backend", backend}, {"program", program}, {"hw", hwc.name}});
-  }
   if (!stats.empty()) {
     written.add(stats);
     write_file_atomic(stats, counts_json(s.stats(), false));

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "golden/numerics/common.h"
 #include "host_driver/cli.h"
@@ -107,15 +108,27 @@ int main(int argc, char** argv) {
     return n3::cli::kExitBadInput;
   }
   n3::cli::Args args(argv + 2, argv + argc);
+  // The run's outputs are one journal (base/atomic_file.h): kept when the
+  // command returns (exit 0, or a finding such as exit 1 whose evidence it
+  // chose to write), removed when it fails with bad input (exit 2) or is
+  // interrupted, so a failed run leaves no output, also in a folder that
+  // existed.
+  n3::begin_output_run();
   try {
-    return it->second.fn(args);
+    const int rc = it->second.fn(args);
+    if (rc == n3::cli::kExitBadInput) n3::abort_output_run();
+    else n3::commit_output_run();
+    return rc;
   } catch (const n3::Error& e) {
+    n3::abort_output_run();
     std::fprintf(stderr, "n3 %s: error: %s\n", argv[1], e.what());
     return n3::cli::kExitBadInput;
   } catch (const std::bad_alloc&) {
+    n3::abort_output_run();
     std::fprintf(stderr, "n3 %s: error: out of memory\n", argv[1]);
     return n3::cli::kExitBadInput;
   } catch (const std::exception& e) {
+    n3::abort_output_run();
     std::fprintf(stderr, "n3 %s: error: %s\n", argv[1], e.what());
     return n3::cli::kExitBadInput;
   }

@@ -178,6 +178,67 @@ TEST(HardeningOutputs, SignalRemovesTheOutputFoldersTheRunCreated) {
   EXPECT_TRUE(fs::exists(dir + "/existing/keep.txt"));
 }
 
+// Issue 22, fourth round: files a run wrote into a folder that existed (a
+// --dump DIR made beforehand, compile -o DIR) stayed on a signal or an
+// error, since only folders the run created were watched. Now every file
+// committed while n3's run journal is open (main.cc), and every path an
+// OutputGuard was given, goes on SIGINT / SIGTERM and on abort_output_run,
+// also after the step's guard committed; what was in the folder before
+// stays. A real signal to a child process, as above.
+TEST(HardeningOutputs, SignalRemovesWhatTheRunWroteIntoAnExistingFolder) {
+  const std::string dir = test::temp_dir("harden_signal_journal");
+  fs::create_directories(dir + "/existing");
+  write_file_atomic(dir + "/existing/keep.txt", "keep");
+  write_file_atomic(dir + "/neighbour.txt", "keep");
+  const std::vector<std::string> before = tree(dir);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(ready[0]);
+      begin_output_run();
+      {
+        cli::OutputGuard step;
+        step.prepare_dir(dir + "/existing", true);
+        for (int i = 0; i < 5; ++i) write_file_atomic(dir + "/existing/layers." + std::to_string(i) + ".npy", "x");
+        step.add(dir + "/existing/wave.vcd");  // written by other code than AtomicFile
+        std::ofstream(dir + "/existing/wave.vcd") << "vcd";
+        step.commit();  // this step is whole; the run is not
+      }
+      write_file_atomic(dir + "/o.npy", "single-file output");
+      (void)!::write(ready[1], "1", 1);
+      ::kill(::getpid(), sig);
+      ::_exit(0);  // not reached
+    }
+    ::close(ready[1]);
+    char c = 0;
+    EXPECT_EQ(::read(ready[0], &c, 1), 1);
+    ::close(ready[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << status;
+    EXPECT_EQ(tree(dir), before) << "signal " << sig;
+    EXPECT_EQ(read_file_text(dir + "/existing/keep.txt"), "keep");
+  }
+  // The error path (main.cc's abort_output_run) removes the same, and a
+  // committed run keeps it.
+  begin_output_run();
+  write_file_atomic(dir + "/existing/layers.0.npy", "x");
+  write_file_atomic(dir + "/o.npy", "x");
+  abort_output_run();
+  EXPECT_EQ(tree(dir), before);
+  begin_output_run();
+  write_file_atomic(dir + "/existing/layers.0.npy", "x");
+  commit_output_run();
+  write_file_atomic(dir + "/after.npy", "not in a run");
+  abort_output_run();  // none open: removes nothing
+  EXPECT_TRUE(fs::exists(dir + "/existing/layers.0.npy"));
+  EXPECT_TRUE(fs::exists(dir + "/after.npy"));
+  EXPECT_EQ(read_file_text(dir + "/existing/keep.txt"), "keep");
+}
+
 // The symlink test planted its link at the old fixed X.tmp name, where no
 // write happens any more. Here the links sit where the current code writes:
 // AtomicFile's temporary is unnamed (O_TMPFILE) until commit links it as
