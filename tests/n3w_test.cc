@@ -218,7 +218,9 @@ TEST(N3w, WriterLeavesNoOutputWhenNotFinished) {
     ASSERT_GE(during.size(), 1u);
     ASSERT_LE(during.size(), 2u);
     EXPECT_EQ(during.back(), "w.n3w");
-    if (during.size() == 2) EXPECT_EQ(during[0].rfind(".w.n3w.tmp.", 0), 0u) << during[0];
+    if (during.size() == 2) {
+      EXPECT_EQ(during[0].rfind(".w.n3w.tmp.", 0), 0u) << during[0];
+    }
     EXPECT_THROW(w.finish(), Error);  // nothing written yet
     EXPECT_THROW(w.append_f32(0, 1, nullptr), Error);  // tensor 0 is INT4
   }

@@ -282,7 +282,9 @@ TEST(RtlSimSfu, WaveformOfTheFirstNInstructionsOfEachUnit) {
       ASSERT_TRUE(w.opened && all.opened) << units << " " << u << ": GTKWave's reader cannot open it";
       EXPECT_TRUE(w.mentions("npu." + u + ".rtl") && w.has("cmd_valid") && w.has("clk")) << units << " " << u;
       for (const char* other : {"gemv", "sfu", "dma"})
-        if (other != u) EXPECT_FALSE(w.mentions(std::string("npu.") + other + ".rtl")) << units << " " << u;
+        if (other != u) {
+          EXPECT_FALSE(w.mentions(std::string("npu.") + other + ".rtl")) << units << " " << u;
+        }
       EXPECT_EQ(w.names, all.names) << units << " " << u;
       const auto s = trace_slices(tag + ".json", u == "sfu" ? "SFU" : u == "dma" ? "DMA" : "GEMV");
       ASSERT_GT(s.size(), size_t(n)) << units << " " << u;

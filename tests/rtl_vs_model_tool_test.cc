@@ -44,7 +44,7 @@ TEST(RtlVsModelTool, SameReportGivesZeroGapsAndUncomparableOnesAreRefused) {
   EXPECT_NE(r.out.find("programs:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("+0.000%"), std::string::npos) << r.out;
   // Every gap of a report against itself is zero.
-  for (const std::string& sign : {"+0.", "-0."})
+  for (const std::string sign : {"+0.", "-0."})
     for (size_t p = r.out.find(sign); p != std::string::npos; p = r.out.find(sign, p + 1))
       EXPECT_EQ(r.out.substr(p + 1, 6), "0.000%") << r.out;
 
