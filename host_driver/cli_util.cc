@@ -34,6 +34,12 @@ OutputGuard::~OutputGuard() {
 }
 
 void OutputGuard::add(const std::string& path) {
+  // A file that exists already is the user's until this run replaces it:
+  // removing it on a failure before that would lose it. Replacing goes
+  // through AtomicFile::commit (or Waveform::open), which journals the path
+  // then; only a path this run will create is the run's from now on.
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return;
   paths_.push_back(path);
   track_output(path);
 }

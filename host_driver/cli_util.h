@@ -52,6 +52,9 @@ class OutputGuard {
   OutputGuard() = default;
   OutputGuard(const OutputGuard&) = delete;
   OutputGuard& operator=(const OutputGuard&) = delete;
+  // A path this command will write. One that exists now stays the user's
+  // (kept on failure) until the run replaces it (AtomicFile::commit journals
+  // it then).
   void add(const std::string& path);
   // prepare_output_dir(dir, force); the folders it created are removed again
   // on failure (the destructor) and on SIGINT / SIGTERM / SIGHUP

@@ -78,6 +78,11 @@ void Waveform::open(const std::function<void(VerilatedFstC*)>& trace) {
   check_waveform_path(path_, "waveform");
   fst_ = std::make_unique<VerilatedFstSc>();
   trace(fst_.get());
+  // From here the file is this run's (an old one is truncated): in the run
+  // journal (base/atomic_file.h), so a failure or a signal removes it, and
+  // with it the hierarchy file the FST writer keeps beside it until close.
+  track_output(path_);
+  track_output(path_ + ".hier");
   fst_->open(path_.c_str());
   require(fst_->isOpen(), "waveform '" + path_ + "': cannot write the waveform file");
   if (limit_ == 0) close();

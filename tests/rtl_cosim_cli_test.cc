@@ -3,8 +3,12 @@
 // waveform behind.
 #ifdef N3_HAVE_RTL_GEMV
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -110,6 +114,36 @@ TEST(RtlCosimCli, AWaveformIsNotWrittenThroughASymlink) {
   EXPECT_EQ(read_file_text(dir + "/victim"), "keep me");
   EXPECT_TRUE(std::filesystem::is_symlink(dir + "/w.fst"));
   EXPECT_TRUE(std::filesystem::is_symlink(dir + "/m.dma.fst"));
+}
+
+// A waveform being written when the run is stopped (SIGTERM, as a batch
+// scheduler's time limit does): the FST and the hierarchy file its writer
+// keeps beside it until close are both removed (the run journal,
+// base/atomic_file.h); the .hier was once left behind.
+TEST(RtlCosimCli, ASignalRemovesTheWaveformAndItsHierarchyFile) {
+  const std::string dir = temp_dir("cosim_vcd_signal");
+  const std::string fst = dir + "/w.fst";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execl(n3_binary().c_str(), "n3", "cosim", "--unit", "gemv", "--vectors", "100000000", "--vcd", fst.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Until the writer has the file open (or 60 s, then the test fails below).
+  for (int i = 0; i < 600 && !std::filesystem::exists(fst); ++i) ::usleep(100000);
+  EXPECT_TRUE(std::filesystem::exists(fst)) << "the waveform was never opened";
+  ::usleep(300000);
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) left.push_back(e.path().filename().string());
+  EXPECT_TRUE(left.empty()) << left.front();
 }
 
 }  // namespace
