@@ -227,12 +227,14 @@ int run_sweep(const SweepOptions& o) {
   write_csv(csv, o.csv);
   std::fprintf(stderr, "sweep: %zu points (shard %d/%d of %zu) in %.1f s on %d workers\n", points.size(), shard, shards,
                total, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), jobs);
-  if (!o.plot.empty()) plot_csv(o.csv, o.plot);
+  const bool plotted = o.plot.empty() || plot_csv(o.csv, o.plot);
   std::fwrite(answer.data(), 1, answer.size(), stdout);
-  return 0;
+  // Exit 1, not 2: the input was good and the CSV (maybe hours of sweep) is
+  // kept, but a script must see that the plots it asked for are missing.
+  return plotted ? 0 : 1;
 }
 
-void plot_csv(const std::string& csv, const std::string& dir) {
+bool plot_csv(const std::string& csv, const std::string& dir) {
   std::string script = "tools/plot_estimate.py";
   if (!file_exists(script)) script = std::string(N3_SOURCE_DIR) + "/" + script;
   std::vector<std::string> args = {"python3", script, csv, dir};
@@ -247,8 +249,11 @@ void plot_csv(const std::string& csv, const std::string& dir) {
   int status = 0;
   const int rc = posix_spawnp(&pid, "python3", &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    std::fprintf(stderr, "plots: not written (python3 %s failed); the CSV stands\n", script.c_str());
+  if (rc == 0 && waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  // The script has said why in one line (or python3 could not be started).
+  std::fprintf(stderr, "n3 estimate: plots not written into %s (python3 %s %s); the CSV %s stands\n", dir.c_str(),
+               script.c_str(), rc != 0 ? "could not be started" : "failed", csv.c_str());
+  return false;
 }
 
 int merge_csvs(const std::vector<std::string>& files, const std::string& csv,

@@ -39,8 +39,10 @@ int run_sweep(const SweepOptions& o);
 // (the sweep's message adds the prefix once, after "--sweep point N (...): ").
 std::string worker_message(const std::string& err);
 // Runs tools/plot_estimate.py on `csv` into `dir` (its messages on stderr);
-// without python3 or matplotlib it says so and the CSV stands.
-void plot_csv(const std::string& csv, const std::string& dir);
+// without matplotlib it says so and returns true (nothing to draw with).
+// False when the script failed or python3 could not start: one line more
+// says so, and the CSV stands (run_sweep then exits 1).
+bool plot_csv(const std::string& csv, const std::string& dir);
 int merge_csvs(const std::vector<std::string>& files, const std::string& csv,
                const std::function<std::string(const std::string&)>& answer = nullptr);
 

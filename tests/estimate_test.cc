@@ -195,6 +195,29 @@ TEST(Estimate, PlotsAreWrittenAtomically) {
                           dir + "/err.txt";
   EXPECT_NE(std::system(cmd.c_str()), 0) << read_file_text(dir + "/err.txt");
   EXPECT_TRUE(fs::is_empty(dir + "/q")) << read_file_text(dir + "/err.txt");
+  // It says why in one line naming the CSV, not in a traceback.
+  const std::vector<std::string> err = lines_of(read_file_text(dir + "/err.txt"));
+  ASSERT_EQ(err.size(), 1u) << read_file_text(dir + "/err.txt");
+  EXPECT_NE(err[0].find("plot_estimate: " + dir + "/bad.csv: ValueError"), std::string::npos) << err[0];
+}
+
+// A plot that cannot be written (its name is taken by a folder): n3 estimate
+// exits 1 with the script's one line and its own, the CSV stands, no
+// temporary is left. (It printed a traceback and exited 0.)
+TEST(Estimate, AFailedPlotExitsOneAndKeepsTheCsv) {
+  const std::string dir = temp_dir("est_plot_fail");
+  fs::create_directories(dir + "/p/compute.gemv_cores.png");
+  const RunResult r = run_n3("estimate --model " + tiny() + kTinyArgs + " --sweep compute.gemv_cores=2,4 --csv " + dir +
+                             "/a.csv --plot " + dir + "/p");
+  if (r.err.find("matplotlib is not installed") != std::string::npos) GTEST_SKIP() << "no matplotlib: " << r.err;
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(lines_of(read_file_text(dir + "/a.csv")).size(), 3u) << "the CSV stands";
+  EXPECT_NE(r.err.find("plot_estimate: " + dir + "/a.csv: IsADirectoryError"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("n3 estimate: plots not written into " + dir + "/p (python3 "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Traceback"), std::string::npos) << r.err;
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir + "/p")) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"compute.gemv_cores.png"}) << "no temporary is left";
 }
 
 // A sweep's CSV: the point index, every swept key, every figure of a single

@@ -128,4 +128,13 @@ def draw(plt, rows, keys, phases, key, out_dir):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # One line, not a traceback: a CSV that does not parse as figures, a
+    # folder that cannot be written, a full disk. main()'s finally has already
+    # removed every temporary; n3 estimate adds that the CSV stands.
+    try:
+        sys.exit(main())
+    except (Exception, KeyboardInterrupt) as e:
+        what = " ".join(str(e).split())[:200] or type(e).__name__
+        print(f"plot_estimate: {sys.argv[1] if len(sys.argv) > 1 else ''}: {type(e).__name__}: {what}",
+              file=sys.stderr)
+        sys.exit(1)
