@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "base/error.h"
@@ -93,6 +94,18 @@ std::atomic<size_t> g_run_len{0};
 std::atomic<bool> g_run_open{false};
 std::mutex g_run_mutex;
 std::vector<std::string> g_run_paths;  // the same paths, for abort_output_run
+std::unordered_set<std::string> g_run_set;  // the same again, to ask "listed already?"
+
+// The files a commit replaced: before the rename, the old file gets a second
+// hard link under a hidden name beside it (a "backup"; no bytes copied), so a
+// run that fails or is interrupted puts the user's file back instead of
+// leaving neither version; a run that succeeds unlinks the backups. Pairs
+// "backup\0destination\0" in an arena the handler reads, as above; the
+// same pairs in g_backups for the error and success paths.
+constexpr size_t kBackupArena = size_t(1) << 20;
+char g_bak_arena[kBackupArena];
+std::atomic<size_t> g_bak_len{0};
+std::vector<std::pair<std::string, std::string>> g_backups;
 
 // Threads commit files concurrently (dumps), and a signal is handled on one
 // thread while the others run on: blocking signals in the committing
@@ -119,6 +132,14 @@ void on_signal(int sig) {
       while (start > 0 && g_run_arena[start - 1] != '\0') --start;
       remove_tree_at(AT_FDCWD, g_run_arena + start, 0);
       end = start;
+    }
+    // Then the files the run had replaced come back.
+    const size_t blen = g_bak_len.load();
+    for (size_t at = 0; at < blen;) {
+      const char* bak = g_bak_arena + at;
+      const char* dest = bak + std::strlen(bak) + 1;
+      ::rename(bak, dest);
+      at = size_t(dest - g_bak_arena) + std::strlen(dest) + 1;
     }
   }
   for (int i = 0; i < kDirSlots; ++i)
@@ -201,6 +222,7 @@ class CommitWindow {
 // Appends `path` to the open run's journal; the caller holds g_run_mutex.
 void journal_locked(const std::string& path) {
   g_run_paths.push_back(path);
+  g_run_set.insert(path);
   const size_t len = g_run_len.load();
   if (path.empty() || path.size() >= PATH_MAX || len + path.size() + 1 > kRunArena) return;
   std::memcpy(g_run_arena + len, path.c_str(), path.size() + 1);
@@ -214,7 +236,10 @@ void begin_output_run() {
   SignalsHeld held;  // a handler on this thread would wait on a window that waits on this mutex
   std::lock_guard<std::mutex> lock(g_run_mutex);
   g_run_paths.clear();
+  g_run_set.clear();
   g_run_len.store(0);
+  g_backups.clear();
+  g_bak_len.store(0);
   g_run_open.store(true);
 }
 
@@ -228,24 +253,35 @@ void track_output(const std::string& path) {
 }
 
 void commit_output_run() {
-  SignalsHeld held;
+  // A window, not just signals held here: a signal taken by another thread
+  // meanwhile waits until the old files are unlinked and the run closed (so
+  // the run stands whole), or, taken before, the handler puts the old files
+  // back and this window never opens. Either way no backup is left.
+  CommitWindow window;
   std::lock_guard<std::mutex> lock(g_run_mutex);
+  for (const auto& b : g_backups) ::unlink(b.first.c_str());  // the run stands: the old files go
   g_run_open.store(false);
   g_run_len.store(0);
+  g_bak_len.store(0);
   g_run_paths.clear();
+  g_run_set.clear();
+  g_backups.clear();
 }
 
 void abort_output_run() {
-  std::vector<std::string> paths;
-  {
-    SignalsHeld held;
-    std::lock_guard<std::mutex> lock(g_run_mutex);
-    g_run_open.store(false);
-    g_run_len.store(0);
-    paths.swap(g_run_paths);
-  }
+  // In a window for the same reason as commit_output_run: a signal meanwhile
+  // waits for the clean-up to finish rather than finding the run half undone.
+  CommitWindow window;
+  std::lock_guard<std::mutex> lock(g_run_mutex);
   std::error_code ec;
-  for (auto it = paths.rbegin(); it != paths.rend(); ++it) std::filesystem::remove_all(*it, ec);
+  for (auto it = g_run_paths.rbegin(); it != g_run_paths.rend(); ++it) std::filesystem::remove_all(*it, ec);
+  for (const auto& b : g_backups) ::rename(b.first.c_str(), b.second.c_str());  // the user's files come back
+  g_run_open.store(false);
+  g_run_len.store(0);
+  g_bak_len.store(0);
+  g_run_paths.clear();
+  g_run_set.clear();
+  g_backups.clear();
 }
 
 int watch_created_dir(const std::string& dir) {
@@ -381,15 +417,50 @@ void AtomicFile::commit() {
   if (::close(fd) != 0) throw Error(path_ + ": write failed on close (" + errno_text(errno) + ")");
   // In an open run the destination joins its journal inside the window.
   std::unique_lock<std::mutex> lock(g_run_mutex, std::defer_lock);
+  std::string backup;
   if (g_run_open.load()) {
     lock.lock();
     // Room first, so the push after the rename cannot throw.
     if (g_run_paths.size() == g_run_paths.capacity()) g_run_paths.reserve(2 * g_run_paths.size() + 16);
+    if (g_backups.size() == g_backups.capacity()) g_backups.reserve(2 * g_backups.size() + 4);
+    g_run_set.reserve(g_run_set.size() + 1);
+    // A file that was there before the run (not one this run wrote earlier)
+    // keeps a hard link under a hidden name until the run ends, so a failed
+    // or interrupted run can put it back. A symlink at the destination is
+    // replaced, not followed, and not kept (it names the user's file, which
+    // the rename leaves alone). Where the file system has no hard links the
+    // old file is not kept, as before.
+    struct stat st {};
+    if (!g_run_set.count(path_) && ::lstat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      for (int attempt = 0; attempt < 100; ++attempt) {
+        static std::atomic<unsigned> bak_counter{0};
+        const std::string name = hidden_name(path_, "bak." + std::to_string(::getpid()) + "." + std::to_string(bak_counter++));
+        if (::link(path_.c_str(), name.c_str()) == 0) {
+          backup = name;
+          break;
+        }
+        if (errno != EEXIST) break;
+      }
+    }
   }
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0)
-    throw Error(path_ + ": cannot rename " + tmp_ + " over it (" + errno_text(errno) + ")");
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int e = errno;
+    if (!backup.empty()) ::unlink(backup.c_str());
+    throw Error(path_ + ": cannot rename " + tmp_ + " over it (" + errno_text(e) + ")");
+  }
   done_ = true;
-  if (lock.owns_lock()) journal_locked(path_);
+  if (lock.owns_lock()) {
+    journal_locked(path_);
+    if (!backup.empty()) {
+      g_backups.emplace_back(backup, path_);
+      const size_t len = g_bak_len.load();
+      if (backup.size() + path_.size() + 2 + len <= kBackupArena) {
+        std::memcpy(g_bak_arena + len, backup.c_str(), backup.size() + 1);
+        std::memcpy(g_bak_arena + len + backup.size() + 1, path_.c_str(), path_.size() + 1);
+        g_bak_len.store(len + backup.size() + path_.size() + 2);
+      }
+    }
+  }
 }
 
 }  // namespace n3

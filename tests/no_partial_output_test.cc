@@ -189,45 +189,50 @@ TEST(NoPartialOutput, FailureWithForceLeavesNothingOfTheNewRun) {
   }
 }
 
-// Single-file outputs that exist already are the user's until the run
-// replaces them: a failure before that keeps their old bytes (they were
-// removed once: the guard listed each path before writing it). After a
-// failure at rename N, every file holds its old bytes or, replaced and then
-// undone as the failed run's, is gone; at N = 1 nothing was replaced.
-TEST(NoPartialOutput, FailureKeepsExistingFilesItHadNotReplaced) {
+// Single-file outputs that exist already are the user's: a run that fails
+// or is interrupted at any point leaves each with its old bytes, also one it
+// had already replaced (the journal keeps a hard link to the old file until
+// the run ends and puts it back). Before: a failure after the replacement
+// left neither version; earlier still, the guard removed them all.
+TEST(NoPartialOutput, FailureOrSignalLeavesExistingFilesAsTheyWere) {
   if (sanitized()) GTEST_SKIP() << "LD_PRELOAD under ASan";
   const Inputs s;
   const std::string prog_dir = test::temp_dir("nopartial_prog");
   write_file_atomic(prog_dir + "/halt.s", "    sys.halt\n");
   ASSERT_EQ(test::run_n3("asm " + prog_dir + "/halt.s -o " + prog_dir + "/halt.n3p").status, 0);
-  for (const std::string& c :
-       {"sim --backend func --program " + prog_dir + "/halt.n3p --mem-out PARENT/f.img --stats PARENT/s.json",
-        "sim --backend systemc --model " + s.model + " --ids " + s.ids +
-            " --timing-only --stats PARENT/s.json --trace PARENT/t.json"}) {
-    const std::string parent = test::temp_dir("nopartial_files");
-    const std::string cmd = with(c, parent, parent + "/unused");
-    SCOPED_TRACE(cmd);
-    const std::map<std::string, std::string> old = {
-        {"f.img", "old image"}, {"s.json", "old stats"}, {"t.json", "old trace"}, {"unrelated.txt", "keep"}};
-    int n = 0;
-    const int failures = walk(cmd, "N3_TEST_FAIL_RENAME", s, [&] {
-      fs::remove_all(parent);
-      fs::create_directories(parent);
-      for (const auto& [name, bytes] : old) write_file_atomic(parent + "/" + name, bytes);
-    }, [&](const Outcome& o) {
-      ++n;
-      EXPECT_TRUE(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 2) << o.status;
-      const auto now = snapshot(parent);
-      for (const auto& [name, bytes] : now) {
-        const auto was = old.find(name);
-        EXPECT_TRUE(was != old.end() && was->second == bytes) << name << " is the failed run's";
+  for (const char* var : {"N3_TEST_FAIL_RENAME", "N3_TEST_RAISE_RENAME"}) {
+    for (const std::string& c :
+         {"sim --backend func --program " + prog_dir + "/halt.n3p --mem-out PARENT/f.img --stats PARENT/s.json",
+          "sim --backend systemc --model " + s.model + " --ids " + s.ids +
+              " --timing-only --stats PARENT/s.json --trace PARENT/t.json"}) {
+      const std::string parent = test::temp_dir("nopartial_files");
+      const std::string cmd = with(c, parent, parent + "/unused");
+      SCOPED_TRACE(cmd);
+      const std::map<std::string, std::string> old = {
+          {"f.img", "old image"}, {"s.json", "old stats"}, {"t.json", "old trace"}, {"unrelated.txt", "keep"}};
+      const bool signal = std::string(var) == "N3_TEST_RAISE_RENAME";
+      const int failures = walk(cmd, var, s, [&] {
+        fs::remove_all(parent);
+        fs::create_directories(parent);
+        for (const auto& [name, bytes] : old) write_file_atomic(parent + "/" + name, bytes);
+      }, [&](const Outcome& o) {
+        if (signal) {
+          EXPECT_TRUE(WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGINT) << o.status;
+        } else {
+          EXPECT_TRUE(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 2) << o.status;
+        }
+        EXPECT_EQ(snapshot(parent), old) << "every file as before the run, no hidden backup left";
+      });
+      EXPECT_GE(failures, 2) << "two outputs, so two failure points";
+      // The run that got through: new outputs in place, no backup left beside them.
+      for (const auto& [name, bytes] : snapshot(parent)) {
+        EXPECT_EQ(name.find(".bak."), std::string::npos) << name;
+        if (name == "unrelated.txt") {
+          EXPECT_EQ(bytes, "keep");
+        }
       }
-      if (n == 1) {
-        EXPECT_EQ(now.size(), old.size()) << "the first rename failed: nothing was replaced";
-      }
-      EXPECT_EQ(now.count("unrelated.txt"), 1u);
-    });
-    EXPECT_GE(failures, 2) << "two outputs, so two failure points";
+      EXPECT_EQ(snapshot(parent).size(), old.size()) << "outputs replace files, no temporaries";
+    }
   }
 }
 

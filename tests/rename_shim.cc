@@ -5,7 +5,12 @@
 // output file".
 //   N3_TEST_FAIL_RENAME=N    the Nth rename fails with ENOSPC
 //   N3_TEST_SIGINT_RENAME=N  the Nth rename succeeds, then the process sends
-//                            itself SIGINT (a real signal, mid-output)
+//                            itself SIGINT (a real signal, mid-output; any
+//                            thread may take it, as with a Ctrl-C)
+//   N3_TEST_RAISE_RENAME=N   the same, but SIGINT to the renaming thread
+//                            (raise): it is taken the moment that thread's
+//                            commit ends, before the run can go on, so the
+//                            outcome is the same every time
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -32,5 +37,6 @@ extern "C" int rename(const char* from, const char* to) {
   }
   const int rc = real(from, to);
   if (n == env_int("N3_TEST_SIGINT_RENAME")) ::kill(::getpid(), SIGINT);
+  if (n == env_int("N3_TEST_RAISE_RENAME")) ::raise(SIGINT);
   return rc;
 }
