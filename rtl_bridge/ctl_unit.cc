@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "base/error.h"
+#include "rtl_bridge/stage_clock.h"
 #include "rtl_bridge/waveform.h"
 #include "sim/ctl_exec.h"
 #include "sim/systemc/common.h"
@@ -62,7 +63,7 @@ class RtlCtlStage : public sc_core::sc_module, public sc::CtlStage {
       : sc_core::sc_module(n), c_(c), wave_(vcd), dut_("rtl") {
     wave_.stop_after(vcd_instructions);
 #define N3_BIND(p) dut_.p(p##_)
-    N3_BIND(clk); N3_BIND(rst_n); N3_BIND(code_words); N3_BIND(cap_ddr); N3_BIND(cap_l2); N3_BIND(cap_wbuf);
+    dut_.clk(stage_clock_.clk()); N3_BIND(rst_n); N3_BIND(code_words); N3_BIND(cap_ddr); N3_BIND(cap_l2); N3_BIND(cap_wbuf);
     N3_BIND(set_valid); N3_BIND(set_idx); N3_BIND(set_value); N3_BIND(in_valid); N3_BIND(in_ready);
     N3_BIND(in_insn); N3_BIND(in_pc); N3_BIND(mem_req_valid); N3_BIND(mem_req_ready); N3_BIND(mem_req_store);
     N3_BIND(mem_req_wide); N3_BIND(mem_req_space); N3_BIND(mem_req_addr); N3_BIND(mem_req_wdata);
@@ -74,15 +75,14 @@ class RtlCtlStage : public sc_core::sc_module, public sc::CtlStage {
     // of its next pc flipped, so a test can show a difference is caught.
     if (const char* k = std::getenv("N3_RTL_CTL_INJECT"); k && *k) inject_ = std::atoll(k);
     ctl_rtl_stats().ctl_cycles = c_.p.timing.ctl_cycles.value;
-    clock_on_ = true;  // the power-on reset at time 0
-    SC_THREAD(clock);
+    stage_clock_.start(c_.ps(c_.p.core_ps()), c_.ps(c_.p.core_ps() / 2));  // runs from time 0: the power-on reset
     SC_METHOD(tick);
-    sensitive << clk_.posedge_event();
+    sensitive << stage_clock_.clk().posedge_event();
     dont_initialize();
   }
 
   void executed(const Executed& e) override {
-    flush_ = false;
+    stage_clock_.on_time();  // a program runs: the clock runs on the core clock's time again
     if (busy()) ++ctl_rtl_stats().behind;
     Job j;
     j.ex = e;
@@ -107,17 +107,12 @@ class RtlCtlStage : public sc_core::sc_module, public sc::CtlStage {
     configured_ = true;
     regs_ = e.after;
     pending_.push_back(j);
-    wake();
+    stage_clock_.wake();
   }
 
   // After sys.halt the instructions still in the RTL are clocked out in zero
   // model time (as the decoder's words: the model charges ctl_cycles already).
-  void drain() override {
-    flush_ = true;
-    flush_ev_.notify(sc_core::SC_ZERO_TIME);
-    if (busy()) wake();
-    while (busy()) sc_core::wait(idle_);
-  }
+  void drain() override { stage_clock_.drain([this] { return busy(); }); }
 
  private:
   void start_of_simulation() override {
@@ -126,29 +121,6 @@ class RtlCtlStage : public sc_core::sc_module, public sc::CtlStage {
   void end_of_simulation() override { wave_.flush(); }
 
   bool busy() const { return !pending_.empty() || offered_ || !inside_.empty(); }
-
-  void wake() {
-    if (clock_on_) return;
-    clock_on_ = true;
-    clock_go_.notify(sc_core::SC_ZERO_TIME);
-  }
-
-  void clock() {
-    const sc_core::sc_time period = c_.ps(c_.p.core_ps()), high = c_.ps(c_.p.core_ps() / 2), low = period - high;
-    auto phase = [&](const sc_core::sc_time& t) {
-      if (flush_)
-        sc_core::wait(sc_core::SC_ZERO_TIME);
-      else
-        sc_core::wait(t, flush_ev_);
-    };
-    for (;;) {
-      while (!clock_on_) sc_core::wait(clock_go_);
-      clk_.write(true);
-      phase(high);
-      clk_.write(false);
-      phase(low);
-    }
-  }
 
   // One rising edge: reads are the values before it; writes apply to the next.
   void tick() {
@@ -159,7 +131,7 @@ class RtlCtlStage : public sc_core::sc_module, public sc::CtlStage {
       ++st.reset_cycles;
       rst_n_.write(--reset_left_ == 0);
       if (reset_left_ == 0) out_ready_.write(true), mem_req_ready_.write(true);
-      if (reset_left_ == 0 && !busy()) stop();
+      if (reset_left_ == 0 && !busy()) stage_clock_.stop();
       return;
     }
     if (set_valid_.read()) ++st.seed_cycles;
@@ -192,12 +164,7 @@ class RtlCtlStage : public sc_core::sc_module, public sc::CtlStage {
       }
     }
     in_valid_.write(offered_);
-    if (!busy()) stop();
-  }
-
-  void stop() {
-    clock_on_ = false;
-    idle_.notify(sc_core::SC_ZERO_TIME);
+    if (!busy()) stage_clock_.stop();
   }
 
   void take_request() {
@@ -254,13 +221,13 @@ class RtlCtlStage : public sc_core::sc_module, public sc::CtlStage {
   }
 
   void fail(const std::string& what) {
-    stop();
+    stage_clock_.stop();
     c_.fail(std::make_exception_ptr(CtlMismatch(what)));
   }
 
   sc::Context& c_;
   Waveform wave_;  // before the model: it turns Verilator's tracing on
-  sc_core::sc_signal<bool> clk_{"clk"};
+  StageClock stage_clock_;  // clk: the gated core clock
   SignalOf<decltype(Vn3_ctl::rst_n)> rst_n_{"rst_n", false};
   SignalOf<decltype(Vn3_ctl::code_words)> code_words_{"code_words"};
   SignalOf<decltype(Vn3_ctl::cap_ddr)> cap_ddr_{"cap_ddr"}, cap_l2_{"cap_l2"}, cap_wbuf_{"cap_wbuf"};
@@ -291,9 +258,7 @@ class RtlCtlStage : public sc_core::sc_module, public sc::CtlStage {
   SignalOf<decltype(Vn3_ctl::out_addr)> out_addr_{"out_addr"};
   SignalOf<decltype(Vn3_ctl::out_halt)> out_halt_{"out_halt"};
   Vn3_ctl dut_;
-  bool clock_on_ = false, configured_ = false;
-  sc_core::sc_event clock_go_, idle_, flush_ev_;
-  bool flush_ = false;
+  bool configured_ = false;
   int64_t clock_ = 0;
   int reset_left_ = kResetClocks;
   std::array<int64_t, isa::kNumRegs> regs_{};  // the core's registers after the last instruction sent

@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "rtl_bridge/decoder_outputs.h"
+#include "rtl_bridge/stage_clock.h"
 #include "rtl_bridge/waveform.h"
 #include "sim/systemc/common.h"
 
@@ -62,7 +63,7 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
     slots_ = decoder_slots();
     require(slots_.count * slots_.bits == bv_width(static_cast<const FieldsBv*>(nullptr)),
             "--rtl decoder: the Verilated decoder's out_fields does not match the C++ table: rebuild (isa.yaml changed?)");
-    dut_.clk(clk_);
+    dut_.clk(stage_clock_.clk());
     dut_.rst_n(rst_n_);
     dut_.in_valid(in_valid_);
     dut_.in_ready(in_ready_);
@@ -81,37 +82,25 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
     dut_.out_fields(out_fields_);
     if (const char* k = std::getenv("N3_RTL_DECODER_INJECT"); k && *k) inject_ = std::atoll(k);
     decoder_rtl_stats().dispatch_cycles = c_.p.timing.dispatch_cycles.value;
-    // The power-on reset at time 0: the clock runs from the start.
-    clock_on_ = true;
-    SC_THREAD(clock);
+    stage_clock_.start(c_.ps(c_.p.core_ps()), c_.ps(c_.p.core_ps() / 2));  // runs from time 0: the power-on reset
     SC_METHOD(tick);
-    sensitive << clk_.posedge_event();
+    sensitive << stage_clock_.clk().posedge_event();
     dont_initialize();
   }
 
   void fetched(uint64_t word, uint32_t pc, uint64_t dyn) override {
-    flush_ = false;  // a program runs: the clock runs on the core clock's time again
+    stage_clock_.on_time();  // a program runs: the clock runs on the core clock's time again
     if (!pending_.empty()) ++decoder_rtl_stats().behind;
     pending_.push_back({word, pc, dyn, 0, 0});
-    wake();
+    stage_clock_.wake();
   }
 
   // After sys.halt the words still in the decoder (the halt's own and the
-  // few before it: 3 clocks at most) are clocked out in zero model time.
-  // The model's control unit has no fetch latency (a word executes at the
-  // time it is decoded), so in the model these clocks lie before the halt;
-  // on the core clock's time they would lengthen a program whose halt is
-  // decoded after its last engine finished (one whose halt waits for no
-  // token) by the decoder's latency, which no hardware does. A clock phase
-  // still running is cut short for the same reason. (The halts of the
-  // compiled programs and the examples wait for the engines' tokens: the
-  // decoder is empty long before they execute.)
-  void drain() override {
-    flush_ = true;
-    flush_ev_.notify(sc_core::SC_ZERO_TIME);
-    if (busy()) wake();
-    while (busy()) sc_core::wait(idle_);
-  }
+  // few before it: 3 clocks at most) are clocked out in zero model time
+  // (stage_clock.h says why). The halts of the compiled programs and the
+  // examples wait for the engines' tokens: the decoder is empty long before
+  // they execute.
+  void drain() override { stage_clock_.drain([this] { return busy(); }); }
 
  private:
   void start_of_simulation() override {
@@ -120,33 +109,6 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
   void end_of_simulation() override { wave_.flush(); }
 
   bool busy() const { return !pending_.empty() || offered_ || !inside_.empty(); }
-
-  void wake() {
-    if (clock_on_) return;
-    clock_on_ = true;
-    clock_go_.notify(sc_core::SC_ZERO_TIME);
-  }
-
-  // The core clock, gated. The two halves add up to the control unit's
-  // clock as it waits for it (c_.ps(core_ps) rounds to the time resolution;
-  // two rounded halves could drift from it). While flushing (drain) each
-  // phase is a delta cycle.
-  void clock() {
-    const sc_core::sc_time period = c_.ps(c_.p.core_ps()), high = c_.ps(c_.p.core_ps() / 2), low = period - high;
-    auto phase = [&](const sc_core::sc_time& t) {
-      if (flush_)
-        sc_core::wait(sc_core::SC_ZERO_TIME);
-      else
-        sc_core::wait(t, flush_ev_);
-    };
-    for (;;) {
-      while (!clock_on_) sc_core::wait(clock_go_);
-      clk_.write(true);
-      phase(high);
-      clk_.write(false);
-      phase(low);
-    }
-  }
 
   // One rising edge: what is read is the value before the edge (the model's
   // new outputs are visible a delta later), so a transfer is valid && ready
@@ -159,7 +121,7 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
       ++st.reset_cycles;
       rst_n_.write(--reset_left_ == 0);
       if (reset_left_ == 0) out_ready_.write(true);
-      if (reset_left_ == 0 && !busy()) stop();
+      if (reset_left_ == 0 && !busy()) stage_clock_.stop();
       return;
     }
     if (out_valid_.read() && out_ready_.read()) take_output();
@@ -180,12 +142,7 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
       in_insn_.write(offered_word_.word);
     }
     in_valid_.write(offered_);
-    if (!busy()) stop();
-  }
-
-  void stop() {
-    clock_on_ = false;
-    idle_.notify(sc_core::SC_ZERO_TIME);
+    if (!busy()) stage_clock_.stop();
   }
 
   void take_output() {
@@ -230,13 +187,13 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
   }
 
   void fail(const std::string& what) {
-    stop();
+    stage_clock_.stop();
     c_.fail(std::make_exception_ptr(DecoderMismatch(what)));
   }
 
   sc::Context& c_;
   Waveform wave_;  // before the model: it turns Verilator's tracing on
-  sc_core::sc_signal<bool> clk_{"clk"};
+  StageClock stage_clock_;  // clk: the gated core clock
   SignalOf<decltype(Vn3_decoder::rst_n)> rst_n_{"rst_n", false};
   SignalOf<decltype(Vn3_decoder::in_valid)> in_valid_{"in_valid"};
   SignalOf<decltype(Vn3_decoder::in_ready)> in_ready_{"in_ready"};
@@ -255,9 +212,6 @@ class RtlDecodeStage : public sc_core::sc_module, public sc::DecodeStage {
   SignalOf<decltype(Vn3_decoder::out_fields)> out_fields_{"out_fields"};
   Vn3_decoder dut_;
   DecoderSlots slots_;
-  bool clock_on_ = false;
-  sc_core::sc_event clock_go_, idle_, flush_ev_;
-  bool flush_ = false;  // after sys.halt: the clock in delta cycles (drain)
   int64_t clock_ = 0;
   int reset_left_ = kResetClocks;
   std::deque<Word> pending_, inside_;  // fetched and not yet offered; accepted and not yet out
