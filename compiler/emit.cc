@@ -140,6 +140,11 @@ std::string Emitter::ki(int32_t v) {
 }
 
 void Emitter::op(Engine e, const std::string& text) {
+  if (lane_ >= 0) {
+    lanes_[size_t(lane_)].push_back({false, e, text, "", std::move(pending_comments_)});
+    pending_comments_.clear();
+    return;
+  }
   code_.push_back({e, text, 0, 0});
   std::vector<Access> acc;
   // Operands "field=NAME" naming a descriptor: dst is written, every other read.
@@ -205,12 +210,78 @@ void Emitter::schedule_deps() {
 }
 
 void Emitter::capture(const std::string& name, const std::string& desc) {
+  if (lane_ >= 0) {
+    lanes_[size_t(lane_)].push_back({true, CTL, name, desc, {}});
+    return;
+  }
   require(!code_.empty(), "compiler: capture before any instruction");
   // A capture reads its tensor when instruction `at` completes: later writers must wait for it.
   Access a = range_.at(desc);
   a.write = false;
   acc_[code_.size() - 1].push_back(a);
   tensors_.push_back(".tensor " + name + " desc=" + desc + " at=" + std::to_string(code_.size() - 1));
+}
+
+void Emitter::comment(const std::string& text) {
+  if (lane_ >= 0) pending_comments_.push_back(text);
+  else comments_[code_.size()] += "; " + text + "\n";
+}
+
+void Emitter::begin_lanes(int n) {
+  require(lane_ < 0 && n >= 1, "compiler: lanes begun twice");
+  lanes_.assign(size_t(n), {});
+  lane_ = 0;
+}
+
+void Emitter::lane(int i) {
+  require(lane_ >= 0 && i >= 0 && size_t(i) < lanes_.size(), "compiler: no such lane");
+  pending_comments_.clear();
+  lane_ = i;
+}
+
+void Emitter::merge_lanes() {
+  require(lane_ >= 0, "compiler: merge_lanes without begin_lanes");
+  lane_ = -1;
+  pending_comments_.clear();
+  // Steps: [first, ops_end) instructions of one engine, then captures to `end`.
+  struct Step {
+    size_t first, ops_end, end;
+    Engine e;
+  };
+  std::vector<std::vector<Step>> steps(lanes_.size());
+  for (size_t l = 0; l < lanes_.size(); ++l) {
+    const std::vector<Rec>& r = lanes_[l];
+    for (size_t i = 0; i < r.size(); ++i) {
+      std::vector<Step>& s = steps[l];
+      if (r[i].capture) {
+        require(!s.empty(), "compiler: a lane begins with a capture");
+        s.back().end = i + 1;
+        continue;
+      }
+      if (s.empty() || s.back().end != s.back().ops_end || s.back().e != r[i].e) s.push_back({i, i, i, r[i].e});
+      s.back().ops_end = s.back().end = i + 1;
+    }
+  }
+  // Every lane runs the same operator sequence on other rows: the same steps.
+  for (size_t l = 1; l < lanes_.size(); ++l) {
+    require(steps[l].size() == steps[0].size(), "compiler: lanes with different steps");
+    for (size_t k = 0; k < steps[0].size(); ++k)
+      require(steps[l][k].e == steps[0][k].e &&
+                  steps[l][k].end - steps[l][k].ops_end == steps[0][k].end - steps[0][k].ops_end,
+              "compiler: lanes with different steps");
+  }
+  std::vector<std::vector<Rec>> lanes = std::move(lanes_);
+  lanes_.clear();
+  for (size_t k = 0; k < steps[0].size(); ++k) {
+    for (size_t l = 0; l < lanes.size(); ++l)
+      for (size_t i = steps[l][k].first; i < steps[l][k].ops_end; ++i) {
+        const Rec& r = lanes[l][i];
+        if (l == 0)
+          for (const std::string& c : r.comments) comment(c);
+        op(r.e, r.text);
+      }
+    for (size_t i = steps[0][k].ops_end; i < steps[0][k].end; ++i) capture(lanes[0][i].text, lanes[0][i].desc);
+  }
 }
 
 // Synchronisation: every instruction on an engine other than the control

@@ -58,9 +58,25 @@ class Emitter {
   void op(Engine e, const std::string& text);
   void ctl(const std::string& text) { op(CTL, text); }
   // A comment line before the next instruction (the listing's section headers).
-  void comment(const std::string& text) { comments_[code_.size()] += "; " + text + "\n"; }
+  void comment(const std::string& text);
   // Captures descriptor `desc` under `name` after the last emitted instruction.
   void capture(const std::string& name, const std::string& desc);
+
+  // Lanes (docs/compiler.md, "Overlap across units"): the lowering emits the
+  // same operator sequence once per row range of a chunk, each into its own
+  // lane (begin_lanes, then lane(i) before each range's ops), and
+  // merge_lanes() interleaves them step by step. A step is a run of one
+  // engine's instructions ended by an engine change or a capture; step k of
+  // every lane is emitted before step k + 1 of any, lane 0 first. So while
+  // the SFU runs lane 0's row operators the GEMM array already has lane 1's
+  // product in its queue, which the single sequence only gives it after the
+  // SFU is done. The lanes must touch disjoint rows (the dependency pass
+  // orders whatever they share); a capture is emitted once, from lane 0,
+  // after every lane's step (it names the whole tensor), and comments come
+  // from lane 0.
+  void begin_lanes(int n);
+  void lane(int i);
+  void merge_lanes();
 
   int size() const { return int(code_.size()); }
   // Adds the synchronisation tokens and sys.halt; returns the assembly text.
@@ -86,6 +102,16 @@ class Emitter {
   std::map<std::string, int> desc_uses_;  // descriptors per Buf name
   std::map<std::string, std::string> consts_;
   void schedule_deps();
+  // One recorded lane entry: an instruction (with the comments before it) or a capture.
+  struct Rec {
+    bool capture;
+    Engine e;
+    std::string text, desc;
+    std::vector<std::string> comments;
+  };
+  std::vector<std::vector<Rec>> lanes_;
+  std::vector<std::string> pending_comments_;
+  int lane_ = -1;  // the lane being recorded; -1: emitting directly
   std::vector<Insn> code_;
   std::map<size_t, std::string> comments_;
   std::map<std::string, Access> range_;  // descriptor name -> the bytes it can reach

@@ -120,11 +120,14 @@ class Lowering {
  public:
   Lowering(const ModelConfig& cfg, const Layout& lay, const num::Formats& f, const HwLimits& hw,
            const CompileOptions& opt)
-      : cfg_(cfg), lay_(lay), f_(f), hw_(hw), opt_(opt), T_(opt.tokens), b_(make_bufs(e_, cfg, f, hw, lay, opt.tokens)) {
+      : cfg_(cfg), lay_(lay), f_(f), hw_(hw), opt_(opt), T_(opt.tokens), tn_(opt.tokens), b_(make_bufs(e_, cfg, f, hw, lay, opt.tokens)) {
     require(cfg.altup_streams == 4, "compiler: AltUp with " + num(cfg.altup_streams) + " streams is not lowered (4)");
     require(T_ >= 1 && T_ <= lay.max_chunk, "compiler: chunk " + num(T_) + " exceeds the memory plan's " + num(lay.max_chunk));
     mv_ = T_ > 1 ? "gemm.mv" : "gemv.mv";
     mv_engine_ = T_ > 1 ? Emitter::GEMM : Emitter::GEMV;
+    lanes_ = opt.lanes > 0 ? opt.lanes : default_lanes(T_, opt.chain);
+    require(lanes_ >= 1 && (lanes_ == 1 || T_ >= 8 * lanes_),
+            "compiler: " + num(lanes_) + " lanes for a chunk of " + num(T_) + " (each lane needs at least 8 rows)");
     for (const Resident& r : lay.resident) {
       e_.reserve_l2(r.l2_base, r.data_bytes);
       if (r.scale_bytes) e_.reserve_l2(r.l2_scale_base, r.scale_bytes);
@@ -155,12 +158,38 @@ class Lowering {
     }
     return b;
   }
-  // pli as [T * L, P] rows, and layer l's [T, P] slice.
+  // pli as [T * L, P] rows, and layer l's [T, P] slice (the current lane's rows of it).
   Buf pl_rows(const Buf& b) const { return view(b, T_ * cfg_.layers, cfg_.pl_dim); }
   Buf pli_layer(int l) const {
-    return view(b_.pli, T_, cfg_.pl_dim, uint64_t(l) * b_.pli.stride, b_.pli.stride * cfg_.layers);
+    return view(b_.pli, tn_, cfg_.pl_dim, (uint64_t(t0_) * cfg_.layers + uint64_t(l)) * b_.pli.stride,
+                b_.pli.stride * cfg_.layers);
   }
-  Buf stream(const Buf& s, int i) const { return view(s, T_, s.cols, uint64_t(i) * T_ * s.stride); }
+  // Stream i of H or P: rows i T .. i T + T - 1, of which the current lane's.
+  Buf stream(const Buf& s, int i) const { return view(s, tn_, s.cols, (uint64_t(i) * T_ + uint64_t(t0_)) * s.stride); }
+  // The current lane's rows t0_ .. t0_ + tn_ - 1 of a [T, X] activation (all T outside lanes).
+  Buf R(const Buf& b) const {
+    require(b.rows == T_, "compiler: a lane row view of a buffer of " + num(b.rows) + " rows");
+    return view(b, tn_, b.cols, uint64_t(t0_) * uint64_t(b.stride));
+  }
+  // Emits body() once per lane, each on its rows of the chunk, interleaved
+  // step by step (Emitter::merge_lanes): the overlap across units.
+  template <class F>
+  void lanes(F&& body) {
+    if (lanes_ == 1) return body();
+    e_.begin_lanes(lanes_);
+    for (int i = 0; i < lanes_; ++i) {
+      e_.lane(i);
+      t0_ = lane_row(i);
+      tn_ = lane_row(i + 1) - t0_;
+      body();
+    }
+    t0_ = 0;
+    tn_ = T_;
+    e_.merge_lanes();
+  }
+  // Lane i's first row: multiples of 8, so every row view of every buffer
+  // (strides of whole 2- or 4-byte elements) starts 16-byte aligned.
+  int lane_row(int i) const { return i == lanes_ ? T_ : i * T_ / lanes_ / 8 * 8; }
 
   void mv(const Buf& dst, const Buf& src, const Buf& wt) {
     e_.op(mv_engine_, mv_ + " dst=" + e_.d(dst) + " src=" + e_.d(src) + " w=" + e_.d(wt));
@@ -200,7 +229,11 @@ class Lowering {
   void embed_and_inputs();
   void router(int l, const Buf& x, const Buf& m);
   void layer(int l);
+  void predict_to_qkv(int l);
+  void qkv(int l);
   void attention(int l);
+  void oproj_to_end(int l);
+  Buf ring_buf(int src, bool v) const;
   void final_logits();
 
   const ModelConfig& cfg_;
@@ -209,6 +242,8 @@ class Lowering {
   const HwLimits& hw_;
   const CompileOptions& opt_;
   const int T_;
+  int lanes_ = 1;   // row ranges of a chunk emitted interleaved (CompileOptions::lanes)
+  int t0_ = 0, tn_; // the current lane's rows: t0_ .. t0_ + tn_ - 1
   Emitter e_;
   Bufs b_;
   std::map<std::string, int> uses_;
@@ -290,49 +325,63 @@ void Lowering::embed_and_inputs() {
 // m = tanh((RMSNorm(x, w_rn) / D) W_router^T)
 void Lowering::router(int l, const Buf& x, const Buf& m) {
   const LayerWeightNames n = layer_weight_names(l);
-  const Buf rw = w(n.router_norm);
-  rmsnorm(b_.rn, x, &rw);
-  cvok("scale", b_.rn, b_.rn, 1.0f / float(cfg_.hidden));
-  mv(m, b_.rn, w(n.router));
-  cvo1("tanh", m, m);
+  const Buf rw = w(n.router_norm), rn = R(b_.rn), mr = R(m);
+  rmsnorm(rn, x, &rw);
+  cvok("scale", rn, rn, 1.0f / float(cfg_.hidden));
+  mv(mr, rn, w(n.router));
+  cvo1("tanh", mr, mr);
 }
 
-void Lowering::attention(int l) {
-  const int64_t H = cfg_.q_heads, KVH = cfg_.kv_heads, hd = cfg_.head_dim, KVD = cfg_.kv_dim();
+// The ring of layer `src` as a DDR view (K or V).
+Buf Lowering::ring_buf(int src, bool v) const {
+  const int64_t KVH = cfg_.kv_heads, hd = cfg_.head_dim, KVD = cfg_.kv_dim();
+  const std::string kvd = num::kv_fmt_name(f_.kv);
+  const Ring& r = lay_.rings[size_t(src)];
+  Buf b;
+  b.space = "ddr";
+  b.dtype = kvd;
+  b.base = v ? r.v : r.k;
+  b.rows = r.rows;
+  b.cols = KVD;
+  b.stride = KVD * dtype_bytes(kvd);
+  if (r.k_scale) {  // INT8: one scale per token and KV head
+    b.scale_base = v ? r.v_scale : r.k_scale;
+    b.scale_stride = 4 * KVH;
+    b.group = hd;
+  }
+  b.name = "kv." + std::to_string(src) + (v ? ".v" : ".k");
+  return b;
+}
+
+// Q (and K, V where the layer owns its ring) for the current lane's rows: products, norms, RoPE.
+void Lowering::qkv(int l) {
+  const int64_t H = cfg_.q_heads, KVH = cfg_.kv_heads, hd = cfg_.head_dim;
   const LayerWeightNames n = layer_weight_names(l);
-  const Buf& ang = cfg_.is_global(l) ? b_.ang_global : b_.ang_local;
-  mv(b_.q, b_.an, w(n.q));
-  const Buf qh = reshape(b_.q, T_ * H, hd);
+  const Buf ang = R(cfg_.is_global(l) ? b_.ang_global : b_.ang_local);
+  const Buf an = R(b_.an);
+  mv(R(b_.q), an, w(n.q));
+  const Buf qh = reshape(R(b_.q), tn_ * H, hd);
   rmsnorm_w(qh, n.q_norm);
   cvo2("rope", qh, qh, ang);
   cap(Op::AttnQ, l, b_.q);
-  const std::string kvd = num::kv_fmt_name(f_.kv);
-  const std::string row0 = cfg_.is_global(l) ? "r12" : "r1";  // first row of the chunk in this layer's ring
-  auto ring_buf = [&](int src, bool v) {
-    const Ring& r = lay_.rings[size_t(src)];
-    Buf b;
-    b.space = "ddr";
-    b.dtype = kvd;
-    b.base = v ? r.v : r.k;
-    b.rows = r.rows;
-    b.cols = KVD;
-    b.stride = KVD * dtype_bytes(kvd);
-    if (r.k_scale) {  // INT8: one scale per token and KV head
-      b.scale_base = v ? r.v_scale : r.k_scale;
-      b.scale_stride = 4 * KVH;
-      b.group = hd;
-    }
-    b.name = "kv." + std::to_string(src) + (v ? ".v" : ".k");
-    return b;
-  };
   if (cfg_.owns_kv(l)) {
-    mv(b_.k, b_.an, w(n.k));
-    const Buf kh = reshape(b_.k, T_ * KVH, hd);
+    mv(R(b_.k), an, w(n.k));
+    const Buf kh = reshape(R(b_.k), tn_ * KVH, hd);
     rmsnorm_w(kh, n.k_norm);
     cvo2("rope", kh, kh, ang);
-    mv(b_.v, b_.an, w(n.v));
-    const Buf vh = reshape(b_.v, T_ * KVH, hd);
+    mv(R(b_.v), an, w(n.v));
+    const Buf vh = reshape(R(b_.v), tn_ * KVH, hd);
     rmsnorm(vh, vh, nullptr);
+  }
+}
+
+// The KV ring write and the per-token attention of the whole chunk (not in
+// lanes: every query reads the ring rows of all earlier tokens, and the
+// loop's registers and score buffer are shared).
+void Lowering::attention(int l) {
+  const int64_t H = cfg_.q_heads, hd = cfg_.head_dim;
+  const std::string row0 = cfg_.is_global(l) ? "r12" : "r1";  // first row of the chunk in this layer's ring
+  if (cfg_.owns_kv(l)) {
     // KV write: ring rows row0 .. row0 + T - 1 (modulo the ring), converted to the cache format.
     copy(ring_buf(l, false), b_.k, "row_reg=" + row0 + " dyn_reg=r4 ring=1");
     copy(ring_buf(l, true), b_.v, "row_reg=" + row0 + " dyn_reg=r4 ring=1");
@@ -364,107 +413,134 @@ void Lowering::attention(int l) {
     e_.op(Emitter::GEMV, "gemv.pv dst=" + ct + " src=" + s + " w=" + vw);
   }
   cap(Op::AttnCtx, l, b_.ctx);
-  mv(b_.attn, b_.ctx, w(n.o));
-  cap(Op::AttnOut, l, b_.attn);
 }
 
+// One decoder layer: everything but the attention loop runs per lane
+// (row-independent operators on the lane's rows), the KV write and the
+// attention loop once for the chunk.
 void Lowering::layer(int l) {
-  const int64_t S = cfg_.altup_streams, D = cfg_.hidden;
-  const LayerWeightNames n = layer_weight_names(l);
   e_.comment("layer " + num(l) + (cfg_.is_global(l) ? " (global" : " (local") + std::string(cfg_.owns_kv(l) ? ", owns its KV ring)" : ", reads layer " + num(cfg_.kv_source(l)) + "'s ring)"));
+  lanes([&] { predict_to_qkv(l); });
+  attention(l);
+  lanes([&] { oproj_to_end(l); });
+}
+
+void Lowering::predict_to_qkv(int l) {
+  const int64_t S = cfg_.altup_streams;
+  const LayerWeightNames n = layer_weight_names(l);
   e_.comment("AltUp predict: router, coefficients, pred[p] = h[p] + sum_q c[S p + q] h[q]");
   router(l, stream(b_.H, 0), b_.m);
   cap(Op::Router, l, b_.m);
-  const Buf pw = w(n.pred);
-  for (int64_t i = 0; i < S * S; ++i) mv(b_.c[size_t(i)], b_.m, view(pw, 1, S, uint64_t(i) * pw.stride));
+  const Buf pw = w(n.pred), acc = R(b_.acc);
+  for (int64_t i = 0; i < S * S; ++i) mv(R(b_.c[size_t(i)]), R(b_.m), view(pw, 1, S, uint64_t(i) * pw.stride));
   for (int pp = 0; pp < S; ++pp) {
-    zero(b_.acc);
-    for (int qq = 0; qq < S; ++qq) cvo2("mac", b_.acc, b_.c[size_t(pp * S + qq)], stream(b_.H, qq));
-    cvo2("add", stream(b_.P, pp), stream(b_.H, pp), b_.acc);
+    zero(acc);
+    for (int qq = 0; qq < S; ++qq) cvo2("mac", acc, R(b_.c[size_t(pp * S + qq)]), stream(b_.H, qq));
+    cvo2("add", stream(b_.P, pp), stream(b_.H, pp), acc);
   }
   cap(Op::Pred, l, b_.P);
-  const Buf a = stream(b_.P, 0);
+  const Buf a = stream(b_.P, 0), an = R(b_.an), lo = R(b_.lo);
   e_.comment("input norm, LAuReL");
   const Buf inw = w(n.in_norm);
-  rmsnorm(b_.an, a, &inw);
+  rmsnorm(an, a, &inw);
   cap(Op::InputNorm, l, b_.an);
   // LAuReL
-  mv(b_.mid, b_.an, w(n.ll));
-  mv(b_.lo, b_.mid, w(n.lr));
-  rmsnorm_w(b_.lo, n.laurel_norm);
-  cvo2("add", b_.lo, b_.lo, b_.an);
+  mv(R(b_.mid), an, w(n.ll));
+  mv(lo, R(b_.mid), w(n.lr));
+  rmsnorm_w(lo, n.laurel_norm);
+  cvo2("add", lo, lo, an);
   cap(Op::Laurel, l, b_.lo);
   e_.comment("attention: Q/K/V, norms, RoPE, KV ring write, per-token windowed QK / softmax / PV, o_proj");
-  attention(l);
+  qkv(l);
+}
+
+void Lowering::oproj_to_end(int l) {
+  const int64_t S = cfg_.altup_streams;
+  const LayerWeightNames n = layer_weight_names(l);
+  const Buf a = stream(b_.P, 0), attn = R(b_.attn), ag = R(b_.ag), tmpf = R(b_.tmpf), al = R(b_.al);
+  mv(attn, R(b_.ctx), w(n.o));
+  cap(Op::AttnOut, l, b_.attn);
   e_.comment("post-attention norm, residual, LAuReL mix");
-  rmsnorm_w(b_.attn, n.post_attn);
-  cvo2("add", b_.ag, b_.attn, a);
+  // Out of place in lanes, into an (read for the last time by LAuReL and
+  // Q/K/V, same format), for the reason the FFN's norm is below.
+  const Buf an = lanes_ > 1 ? R(b_.an) : attn;
+  const Buf pa = w(n.post_attn);
+  rmsnorm(an, attn, &pa);
+  cvo2("add", ag, an, a);
   cap(Op::AttnGated, l, b_.ag);
-  cvo2("add", b_.tmpf, b_.ag, b_.lo);
-  cvok("scale", b_.al, b_.tmpf, 1.0f / std::sqrt(2.0f));
+  cvo2("add", tmpf, ag, R(b_.lo));
+  cvok("scale", al, tmpf, 1.0f / std::sqrt(2.0f));
   cap(Op::AttnLaurel, l, b_.al);
   e_.comment("FFN");
   const int64_t F = cfg_.ffn[size_t(l)];
-  const Buf g = view(b_.g, T_, F, 0, F * dtype_bytes(b_.g.dtype)), u = view(b_.u, T_, F, 0, F * dtype_bytes(b_.u.dtype));
+  const Buf gF = view(b_.g, T_, F, 0, F * dtype_bytes(b_.g.dtype)), uF = view(b_.u, T_, F, 0, F * dtype_bytes(b_.u.dtype));
+  const Buf g = R(gF), u = R(uF), xn = R(b_.xn), y = R(b_.y), o = R(b_.o);
   const Buf pre = w(n.pre_ffn);
-  rmsnorm(b_.xn, b_.al, &pre);
-  mv(g, b_.xn, w(n.gate));
+  rmsnorm(xn, al, &pre);
+  mv(g, xn, w(n.gate));
   if (const float topk = cfg_.topk_multiplier(l); topk > 0) cvok("gtopk", g, g, topk);
-  cap(Op::MlpGate, l, g);
-  mv(u, b_.xn, w(n.up));
-  cap(Op::MlpUp, l, u);
+  cap(Op::MlpGate, l, gF);
+  mv(u, xn, w(n.up));
+  cap(Op::MlpUp, l, uF);
   cvo1("gelu", g, g);
   cvo2("mul", g, g, u);
-  cap(Op::MlpAct, l, g);
-  mv(b_.y, g, w(n.down));
+  cap(Op::MlpAct, l, gF);
+  mv(y, g, w(n.down));
   cap(Op::MlpDown, l, b_.y);
-  rmsnorm_w(b_.y, n.post_ffn);
-  cvo2("add", b_.o, b_.y, b_.al);
+  // In lanes the norm goes out of place, into xn (free once the products
+  // read it, same format): y's capture is taken after every lane's product,
+  // and an in-place norm of lane 0 would wait for it.
+  const Buf yn = lanes_ > 1 ? xn : y;
+  const Buf pf = w(n.post_ffn);
+  rmsnorm(yn, y, &pf);
+  cvo2("add", o, yn, al);
   cap(Op::FfnOut, l, b_.o);
   e_.comment("AltUp correct: corr[p] = pred[p] + (m2 W_corr^T + 1)[p] (o - pred[0])");
-  router(l, b_.o, b_.m);
+  router(l, o, b_.m);
   cap(Op::CorrRouter, l, b_.m);
-  const Buf cw = w(n.corr);
+  const Buf cw = w(n.corr), diff = R(b_.diff);
   for (int pp = 0; pp < S; ++pp) {
-    mv(b_.cc[size_t(pp)], b_.m, view(cw, 1, S, uint64_t(pp) * cw.stride));
-    cvok("addk", b_.cc[size_t(pp)], b_.cc[size_t(pp)], 1.0f);
+    const Buf cc = R(b_.cc[size_t(pp)]);
+    mv(cc, R(b_.m), view(cw, 1, S, uint64_t(pp) * cw.stride));
+    cvok("addk", cc, cc, 1.0f);
   }
-  cvo2("sub", b_.diff, b_.o, a);
+  cvo2("sub", diff, o, a);
   for (int pp = 0; pp < S; ++pp) {
-    cvo2("mul", b_.tmpf, b_.diff, b_.cc[size_t(pp)]);
-    cvo2("add", stream(b_.H, pp), stream(b_.P, pp), b_.tmpf);
+    cvo2("mul", tmpf, diff, R(b_.cc[size_t(pp)]));
+    cvo2("add", stream(b_.H, pp), stream(b_.P, pp), tmpf);
   }
   cap(Op::Corr, l, b_.H);
   e_.comment("per-layer input mix");
-  if (cfg_.altup_correct_scale) cvo2("mul", b_.gin, stream(b_.H, 0), w(n.out_scale));
-  else copy(b_.gin, stream(b_.H, 0));  // the gate's input is an activation, not a stream
-  mv(b_.f, b_.gin, w(n.pl_gate));
-  cvo1("gelu", b_.f, b_.f);
-  cvo2("mul", b_.f, b_.f, pli_layer(l));
+  const Buf gin = R(b_.gin), f = R(b_.f), add = R(b_.add);
+  if (cfg_.altup_correct_scale) cvo2("mul", gin, stream(b_.H, 0), w(n.out_scale));
+  else copy(gin, stream(b_.H, 0));  // the gate's input is an activation, not a stream
+  mv(f, gin, w(n.pl_gate));
+  cvo1("gelu", f, f);
+  cvo2("mul", f, f, pli_layer(l));
   cap(Op::PleGate, l, b_.f);
-  mv(b_.add, b_.f, w(n.pl_proj));
-  rmsnorm_w(b_.add, n.post_pl);
+  mv(add, f, w(n.pl_proj));
+  rmsnorm_w(add, n.post_pl);
   cap(Op::PleOut, l, b_.add);
-  for (int s = 1; s < S; ++s) cvo2("add", stream(b_.H, s), stream(b_.H, s), b_.add);
+  for (int s = 1; s < S; ++s) cvo2("add", stream(b_.H, s), stream(b_.H, s), add);
   cap(Op::LayerOut, l, b_.H);
-  (void)D;
 }
 
+// Per lane: the LM head of one lane's rows runs while the SFU softcaps the other's.
 void Lowering::final_logits() {
   const int64_t S = cfg_.altup_streams;
-  cvo1("rms", b_.rms, stream(b_.H, 0));
+  const Buf rms = R(b_.rms), x = R(b_.x), acc = R(b_.acc);
+  cvo1("rms", rms, stream(b_.H, 0));
   copy(stream(b_.P, 0), stream(b_.H, 0));
   for (int s = 1; s < S; ++s) {  // in the activation format, then into the stream buffer
-    mv(b_.x, stream(b_.H, s), w(model_weight_names().altup_unembed_projection(s)));
-    e_.op(Emitter::SFU, "cvo.magmatch dst=" + e_.d(b_.x) + " a=" + e_.d(b_.x) + " b=" + e_.d(b_.rms) +
-                            " k=" + e_.kf(1e-5f));
-    copy(stream(b_.P, s), b_.x);
+    mv(x, stream(b_.H, s), w(model_weight_names().altup_unembed_projection(s)));
+    e_.op(Emitter::SFU, "cvo.magmatch dst=" + e_.d(x) + " a=" + e_.d(x) + " b=" + e_.d(rms) + " k=" + e_.kf(1e-5f));
+    copy(stream(b_.P, s), x);
   }
   cap(Op::Unembed, -1, b_.P);
-  zero(b_.acc);
-  for (int s = 0; s < S; ++s) cvo2("add", b_.acc, b_.acc, stream(b_.P, s));
-  cvok("scale", b_.x, b_.acc, 1.0f / float(S));  // S = 4: x * 0.25 == x / 4 exactly
-  rmsnorm_w(b_.x, model_weight_names().final_norm);
+  zero(acc);
+  for (int s = 0; s < S; ++s) cvo2("add", acc, acc, stream(b_.P, s));
+  cvok("scale", x, acc, 1.0f / float(S));  // S = 4: x * 0.25 == x / 4 exactly
+  rmsnorm_w(x, model_weight_names().final_norm);
   cap(Op::FinalNorm, -1, b_.x);
   Buf lg;
   lg.space = "ddr";
@@ -474,8 +550,8 @@ void Lowering::final_logits() {
   lg.cols = cfg_.vocab;
   lg.stride = cfg_.vocab * dtype_bytes(lg.dtype);
   lg.name = "logits";
-  mv(lg, b_.x, w(model_weight_names().embed));
-  if (cfg_.softcap > 0) cvok("softcap", lg, lg, float(cfg_.softcap));
+  mv(R(lg), x, w(model_weight_names().embed));
+  if (cfg_.softcap > 0) cvok("softcap", R(lg), R(lg), float(cfg_.softcap));
   cap(Op::Logits, -1, lg);
 }
 
@@ -489,7 +565,7 @@ Compiled Lowering::run() {
   embed_and_inputs();
   for (int l = 0; l < cfg_.layers; ++l) layer(l);
   e_.comment("unembed, final norm, LM head, softcap");
-  final_logits();
+  lanes([&] { final_logits(); });
   Compiled c;
   c.l2_high_water = e_.l2_high_water();
   c.spill_bytes = e_.ddr_scratch_bytes();
@@ -538,6 +614,8 @@ uint64_t spill_bytes_for(const ModelConfig& cfg, const num::Formats& f, const Hw
   alloc_bufs(e, cfg, f, hw, tokens, spill_plan(cfg, f, hw, tokens));
   return e.ddr_scratch_bytes();
 }
+
+int default_lanes(int tokens, bool chain) { return !chain && tokens >= 16 ? 2 : 1; }
 
 int largest_chunk(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int cap) {
   require(l2_bytes_for(cfg, f, hw, 1) <= hw.l2,

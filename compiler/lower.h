@@ -21,7 +21,15 @@ struct CompileOptions {
   int tokens = 1;         // T
   bool decode = false;    // names dumped tensors for the decode phase (host side); same code
   bool chain = false;     // serialise engine hand-overs instead of dependency tokens
+  // Row ranges of a chunk whose operators are emitted interleaved, so that one
+  // range's SFU work overlaps another's matrix products (docs/compiler.md,
+  // "Overlap across units"); 0: default_lanes(tokens, chain), 1: none.
+  int lanes = 0;
 };
+
+// The lanes a T-token program gets by default: 2 from 16 tokens (each lane
+// re-streams every matrix, which a chunk of 16 or more amortises), else 1.
+int default_lanes(int tokens, bool chain = false);
 
 struct Compiled {
   std::string text;       // assembly (what `n3 compile` writes next to the binary)

@@ -20,6 +20,7 @@
 // SystemC model (timing-only), and the longest idle gaps of the unit that
 // binds, each with what the instruction after it waited for.
 #pragma once
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -52,6 +53,14 @@ struct ProgramWork {
   // units overlapping): each the larger of its unit's clocks and its DDR
   // bytes over the roofline, plus one DDR latency where it touches DDR.
   double serial_s = 0;
+  // The same times on their units as the program's tokens allow: each
+  // instruction starts when its unit's previous one is done and the tokens
+  // it waits for are signalled (the overlap of lanes, docs/compiler.md);
+  // optimistic where units share DDR bandwidth, which the bound covers.
+  double overlap_s = 0;
+  // What the chunk choice ranks by: the larger of overlap_s and the bound
+  // (serial_s where overlap_s was not counted).
+  double modelled_s() const { return overlap_s > 0 ? std::max(overlap_s, bound_s()) : serial_s; }
   std::vector<std::pair<std::string, double>> resources() const;  // SFU, GEMV, GEMM, DDR
   std::string binding() const;                                     // the longest of them
   double bound_s() const;
@@ -68,7 +77,7 @@ struct ChunkCandidate {
   uint64_t spill_bytes = 0;  // activations in DDR
   ProgramWork work;          // the chunk's program at position 0
   std::string skipped;       // why it is not a candidate (DDR image too large, ...); "" evaluated
-  double modelled_tok_s() const { return work.serial_s > 0 ? chunk / work.serial_s : 0; }
+  double modelled_tok_s() const { return work.modelled_s() > 0 ? chunk / work.modelled_s() : 0; }
   double bound_tok_s() const { return work.bound_s() > 0 ? chunk / work.bound_s() : 0; }
 };
 
