@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -322,6 +323,35 @@ std::string hidden_name(const std::string& path, const std::string& suffix) {
 
 }  // namespace
 
+// The longest hidden suffix a name gets beside it: ".NAME.tmp.bak.PID.N".
+constexpr size_t kHiddenSuffix = 40;
+
+void check_output_names(const std::string& path, const std::string& what) {
+  require(path.size() < PATH_MAX - kHiddenSuffix,
+          what + " " + path.substr(0, 80) + "...: the path is longer than " + std::to_string(PATH_MAX - kHiddenSuffix) +
+              " characters");
+  for (size_t at = 0; at <= path.size();) {
+    const size_t slash = std::min(path.find('/', at), path.size());
+    require(slash - at <= NAME_MAX - kHiddenSuffix,
+            what + " " + path + ": the name '" + path.substr(at, 40) + "...' is longer than " +
+                std::to_string(NAME_MAX - kHiddenSuffix) + " characters (the file system's " + std::to_string(NAME_MAX) +
+                " less room for a temporary name beside it)");
+    at = slash + 1;
+  }
+}
+
+void probe_output_folder(const std::string& dir, const std::string& path, const std::string& what) {
+  check_output_names(path, what);
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    std::string t = (dir == "/" ? std::string() : dir) + "/.n3-probe.XXXXXX";
+    fd = ::mkostemp(t.data(), O_CLOEXEC);
+    if (fd >= 0) ::unlink(t.c_str());
+  }
+  if (fd < 0) throw Error(what + " " + path + ": cannot create files in " + dir + " (" + errno_text(errno) + ")");
+  ::close(fd);
+}
+
 void check_output_path(const std::string& path, const std::string& what) {
   require(!path.empty(), what + ": empty output path");
   struct stat st {};
@@ -337,6 +367,7 @@ void check_output_path(const std::string& path, const std::string& what) {
     throw Error(what + " " + path + ": folder " + dir + " does not exist (" + errno_text(errno) + ")");
   require(S_ISDIR(st.st_mode), what + " " + path + ": " + dir + " is not a directory");
   require(::access(dir.c_str(), W_OK) == 0, what + " " + path + ": folder " + dir + " is not writable");
+  probe_output_folder(dir, path, what);
 }
 
 AtomicFile::AtomicFile(const std::string& path) : path_(path) {

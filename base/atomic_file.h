@@ -107,4 +107,14 @@ void abort_output_run();
 // n3::Error naming `path` and `what` ("--stats", "-o", ...).
 void check_output_path(const std::string& path, const std::string& what);
 
+// Whether files can be made in the folder `dir` (an existing directory),
+// proven by making one that is never named (O_TMPFILE; where the file
+// system lacks it, a named one removed at once): root passes access(2) for
+// /proc and /sys, which then refuse the write after the compute. Also that
+// every name in `path` fits NAME_MAX with room for the hidden temporary's
+// suffix beside it. Throws n3::Error naming `what` and `path`.
+void probe_output_folder(const std::string& dir, const std::string& path, const std::string& what);
+// The name-length half of it alone.
+void check_output_names(const std::string& path, const std::string& what);
+
 }  // namespace n3

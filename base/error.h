@@ -9,8 +9,19 @@ namespace n3 {
 // Control characters in a message (a newline in a tensor name, a region name
 // or a shape copied from a file; found by the file fuzz targets) would split
 // the one line or drive the terminal: they are written as \xNN.
+//
+// A value copied from a file or the command line can be any length (a
+// million-digit number in a YAML file was once echoed whole): a message
+// longer than kMaxMessage keeps its head (what and where, which come first)
+// and its tail, with the count of characters left out between them.
+constexpr size_t kMaxMessage = 1000;
 inline std::string one_line(const std::string& msg) {
   static const char* const kHex = "0123456789abcdef";
+  if (msg.size() > kMaxMessage) {
+    constexpr size_t kHead = 800, kTail = 120;
+    return one_line(msg.substr(0, kHead)) + " ... (" + std::to_string(msg.size() - kHead - kTail) +
+           " characters left out) ... " + one_line(msg.substr(msg.size() - kTail));
+  }
   std::string out;
   out.reserve(msg.size());
   for (const char ch : msg) {

@@ -120,8 +120,12 @@ void check_output_dir(const std::string& dir, bool force, const std::string& opt
   if (fs::exists(dir, ec)) {
     if (!force) prepare_output_dir(dir, false);  // (an existing, empty directory: nothing is written)
     require(fs::is_directory(dir, ec), option + " " + dir + ": exists and is not a directory");
+    probe_output_folder(dir, dir, option);
     return;
   }
+  // A name too long for the file system reads as missing (ENAMETOOLONG):
+  // say so now rather than when the folder is made after the compute.
+  check_output_names(dir, option);
   // The folders create_directories would make hang off the nearest one that exists.
   fs::path p = fs::absolute(dir, ec);
   while (!p.empty() && p != p.parent_path() && !fs::exists(p, ec)) p = p.parent_path();
@@ -131,6 +135,7 @@ void check_output_dir(const std::string& dir, bool force, const std::string& opt
   const bool read_only = ::statvfs(at.c_str(), &v) == 0 && (v.f_flag & ST_RDONLY);
   require(::access(at.c_str(), W_OK | X_OK) == 0 && !read_only,
           option + " " + dir + ": cannot create it in " + at + " (" + (read_only ? "read-only file system" : std::strerror(errno)) + ")");
+  probe_output_folder(at, dir, option);
 }
 
 }  // namespace n3

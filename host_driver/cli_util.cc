@@ -15,7 +15,16 @@ bool parse_args(const std::string& cmd, const Args& a, po::options_description& 
                 const std::string& usage) {
   desc.add_options()("help,h", "show this help");
   try {
-    po::store(po::command_line_parser(a).options(desc).positional(pos).run(), vm);
+    const po::parsed_options parsed = po::command_line_parser(a).options(desc).positional(pos).run();
+    // An option given an empty value ("--dump ''", a shell variable that
+    // was never set) is refused: read as "not given" it would skip an output
+    // the user asked for, or fail only after the compute. (A flag's implicit
+    // value is not in the parsed tokens, so flags are not affected.)
+    for (const po::option& o : parsed.options)
+      for (const std::string& v : o.value)
+        require(!v.empty(), "n3 " + cmd + ": " + (o.position_key >= 0 ? "an argument" : "--" + o.string_key) +
+                                ": empty value");
+    po::store(parsed, vm);
     if (vm.count("help")) {
       std::cout << "usage: " << usage << "\n\n" << desc << "\n";
       return false;

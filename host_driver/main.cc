@@ -128,8 +128,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "n3 %s: error: out of memory\n", argv[1]);
     return n3::cli::kExitBadInput;
   } catch (const std::exception& e) {
+    // Not an n3::Error (a library's: std::filesystem, yaml-cpp): one line
+    // and a bounded length all the same.
     n3::abort_output_run();
-    std::fprintf(stderr, "n3 %s: error: %s\n", argv[1], e.what());
+    std::fprintf(stderr, "n3 %s: error: %s\n", argv[1], n3::one_line(e.what()).c_str());
     return n3::cli::kExitBadInput;
   }
 }
