@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "base/error.h"
@@ -18,37 +19,68 @@ std::string shape_str(const Shape& s) {
 
 namespace {
 
-size_t dtype_size(const std::string& d, const std::string& what) {
+// Named in every dtype refusal, so one line says what would have been read.
+const char* const kSupported =
+    " (supported: <f2 <f4 <f8 <i2 <i4 <i8 <u2 <u4 <u8 |i1 |u1 |b1, little-endian or byte-sized)";
+
+size_t dtype_size(const std::string& d, const std::string& descr, const std::string& what) {
   if (d == "f4" || d == "i4" || d == "u4") return 4;
   if (d == "f8" || d == "i8" || d == "u8") return 8;
   if (d == "f2" || d == "i2" || d == "u2") return 2;
   if (d == "i1" || d == "u1" || d == "b1") return 1;
-  throw Error(what + ": unsupported npy dtype '" + d + "'");
+  throw Error(what + ": npy descr '" + descr + "' is not a supported dtype" + kSupported);
 }
 
-// Reads the value of 'key' in the header dict; the header is numpy's own
-// repr, so a small scanner suffices (no general Python-literal parser needed).
-std::string dict_value(const std::string& h, const std::string& key, const std::string& what) {
-  size_t k = h.find("'" + key + "'");
-  require(k != std::string::npos, what + ": npy header lacks '" + key + "'");
-  size_t c = h.find(':', k);
-  require(c != std::string::npos, what + ": malformed npy header");
-  size_t s = h.find_first_not_of(" ", c + 1);
-  require(s != std::string::npos, what + ": malformed npy header");
-  size_t e;
-  if (h[s] == '\'') {
-    e = h.find('\'', s + 1);
-    require(e != std::string::npos, what + ": malformed npy header");
-    return h.substr(s + 1, e - s - 1);
+// Reads the header dict into key -> value text. The header is numpy's own
+// repr, so a small scanner suffices (no general Python-literal parser), but
+// it walks every entry: numpy's literal_eval keeps the last of two equal keys
+// where a find() took the first, and numpy refuses keys it does not know, so
+// both are refused here, naming the key.
+std::map<std::string, std::string> header_dict(const std::string& h, const std::string& what) {
+  std::map<std::string, std::string> out;
+  size_t i = h.find('{') + 1;
+  for (;;) {
+    i = h.find_first_not_of(" ", i);
+    require(i != std::string::npos, what + ": malformed npy header");
+    if (h[i] == '}') return out;
+    require(h[i] == '\'', what + ": malformed npy header (a key is not a quoted string)");
+    const size_t ke = h.find('\'', i + 1);
+    require(ke != std::string::npos, what + ": malformed npy header");
+    const std::string key = h.substr(i + 1, ke - i - 1);
+    require(key == "descr" || key == "fortran_order" || key == "shape",
+            what + ": npy header has an unknown key '" + key + "' (expected descr, fortran_order, shape)");
+    require(!out.count(key), what + ": npy header gives key '" + key + "' twice");
+    size_t c = h.find_first_not_of(" ", ke + 1);
+    require(c != std::string::npos && h[c] == ':', what + ": malformed npy header");
+    size_t s = h.find_first_not_of(" ", c + 1);
+    require(s != std::string::npos, what + ": malformed npy header");
+    size_t e;
+    if (h[s] == '\'') {
+      e = h.find('\'', s + 1);
+      require(e != std::string::npos, what + ": malformed npy header");
+      out[key] = h.substr(s + 1, e - s - 1);
+      ++e;
+    } else if (h[s] == '(') {
+      e = h.find(')', s);
+      require(e != std::string::npos, what + ": malformed npy header");
+      out[key] = h.substr(s, e - s + 1);
+      ++e;
+    } else {
+      e = h.find_first_of(",}", s);
+      require(e != std::string::npos, what + ": malformed npy header");
+      out[key] = h.substr(s, e - s);
+    }
+    e = h.find_first_not_of(" ", e);
+    require(e != std::string::npos && (h[e] == ',' || h[e] == '}'), what + ": malformed npy header");
+    i = h[e] == ',' ? e + 1 : e;
   }
-  if (h[s] == '(') {
-    e = h.find(')', s);
-    require(e != std::string::npos, what + ": malformed npy header");
-    return h.substr(s, e - s + 1);
-  }
-  e = h.find_first_of(",}", s);
-  require(e != std::string::npos, what + ": malformed npy header");
-  return h.substr(s, e - s);
+}
+
+const std::string& dict_value(const std::map<std::string, std::string>& d, const std::string& key,
+                              const std::string& what) {
+  auto it = d.find(key);
+  require(it != d.end(), what + ": npy header lacks '" + key + "'");
+  return it->second;
 }
 
 }  // namespace
@@ -56,6 +88,13 @@ std::string dict_value(const std::string& h, const std::string& key, const std::
 NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& what) {
   require(size >= 10 && std::memcmp(data, "\x93NUMPY", 6) == 0, what + ": not a .npy file");
   int major = data[6];
+  // Versions 1.0 and 2.0 (the header length in 2 or 4 bytes); numpy writes
+  // 3.0 only for a non-Latin-1 header, a structured dtype this reader does
+  // not take. Another version is refused by name, not read as a header length
+  // that then looks truncated.
+  require((major == 1 || major == 2) && data[7] == 0,
+          what + ": unsupported .npy format version " + std::to_string(major) +
+              (data[7] ? "." + std::to_string(data[7]) : std::string()) + " (supported: 1.0, 2.0)");
   size_t hlen, off;
   if (major == 1) {
     hlen = data[8] | (data[9] << 8);
@@ -73,15 +112,17 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& what) {
   require(first != std::string::npos && h[first] == '{' && h[last] == '}',
           what + ": malformed npy header (not a {...} dict)");
   NpyArray a;
-  std::string descr = dict_value(h, "descr", what);
-  require(descr.size() >= 2, what + ": bad dtype '" + descr + "'");
-  char order = descr[0];
-  require(order == '<' || order == '|' || order == '=',
-          what + ": big-endian npy data is not supported (" + descr + ")");
+  const auto dict = header_dict(h, what);
+  std::string descr = dict_value(dict, "descr", what);
+  // Only a '>' prefix is big-endian; a descr without a byte-order prefix
+  // ('i4', 'abc') is not a dtype this reader knows.
+  require(descr.empty() || descr[0] != '>', what + ": big-endian npy data is not supported (" + descr + ")");
+  require(descr.size() >= 2 && (descr[0] == '<' || descr[0] == '|' || descr[0] == '='),
+          what + ": npy descr '" + descr + "' is not a supported dtype" + kSupported);
   a.dtype = descr.substr(1);
-  require(dict_value(h, "fortran_order", what) == "False",
+  require(dict_value(dict, "fortran_order", what) == "False",
           what + ": Fortran-order npy data is not supported");
-  std::string sh = dict_value(h, "shape", what);
+  std::string sh = dict_value(dict, "shape", what);
   require(sh.size() >= 2 && sh.front() == '(' && sh.back() == ')', what + ": bad shape " + sh + " (not a tuple)");
   std::stringstream ss(sh.substr(1, sh.size() - 2));
   std::string tok;
@@ -97,7 +138,7 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& what) {
   }
   // Checked: a shape like (2^31, 2^31) must not wrap to a small byte count
   // that the truncation check below would pass.
-  uint64_t nbytes = uint64_t(dtype_size(a.dtype, what));
+  uint64_t nbytes = uint64_t(dtype_size(a.dtype, descr, what));
   for (int64_t d : a.shape)
     require(!__builtin_mul_overflow(nbytes, uint64_t(d), &nbytes),
             what + ": shape " + shape_str(a.shape) + " holds more than 2^64 bytes");

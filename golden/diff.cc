@@ -192,6 +192,14 @@ NpyArray load(const Dump& d, const ManifestEntry& e) {
     MappedFile f(path);
     a = parse_npy(f.data(), f.size(), path);
   }
+  // The manifest says what the .npy holds; a disagreement (a hand-edited
+  // manifest, or a file swapped under it) is a broken dump, not a diff.
+  const std::map<std::string, std::string> numpy_name = {
+      {"f2", "float16"}, {"f4", "float32"}, {"f8", "float64"}, {"i1", "int8"},  {"i2", "int16"}, {"i4", "int32"},
+      {"i8", "int64"},   {"u1", "uint8"},   {"u2", "uint16"},  {"u4", "uint32"}, {"u8", "uint64"}, {"b1", "bool"}};
+  const std::string npy_dtype = numpy_name.count(a.dtype) ? numpy_name.at(a.dtype) : a.dtype;
+  require(npy_dtype == e.dtype, d.manifest_path + ": tensor " + e.name + " has dtype '" + e.dtype + "', but " + path +
+                                    " holds " + npy_dtype + " (npy descr " + a.dtype + ")");
   require(a.dtype == "f4", path + ": expected float32 data, found npy dtype " + a.dtype);
   require(a.shape == e.shape, path + ": npy shape " + shape_str(a.shape) +
                                   " disagrees with the manifest's " + shape_str(e.shape) +

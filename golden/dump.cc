@@ -90,12 +90,15 @@ void DumpCollector::write(const std::string& dir) const {
 
 namespace {
 
+// A JSON value shown in a message: a whole object could be any size.
+std::string clip(const std::string& s) { return s.size() <= 80 ? s : s.substr(0, 77) + "..."; }
+
 // nlohmann converts a JSON float to an integer with a plain cast: 2.5 would
 // read as 2 and 1e30 is undefined behaviour (found by fuzz_manifest). Integers
 // only, within int64.
 int64_t json_int(const nlohmann::json& v, const std::string& what) {
-  require(v.is_number_integer() && (!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t(INT64_MAX)),
-          what + " must be an integer (is " + v.dump() + ")");
+  require(!json_number_beyond(v, 63), what + " is out of range (is " + v.dump() + "; at most 2^63 - 1)");
+  require(v.is_number_integer(), what + " must be an integer (is " + v.dump() + ")");
   return v.get<int64_t>();
 }
 
@@ -117,23 +120,45 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
     require(version.is_number_integer() && json_int(version, path + ": version") == 1,
             path + ": unsupported manifest version " + version.dump() + " (this n3 reads version 1; re-dump with it)");
     if (j.contains("meta"))
-      for (auto& [k, v] : j["meta"].items()) m.meta[k] = v.get<std::string>();
-    for (const auto& t : j.at("tensors")) {
+      for (auto& [k, v] : j["meta"].items()) {
+        require(v.is_string(), path + ": malformed manifest: meta '" + clip(k) + "' must be a string (is " +
+                                   clip(v.dump()) + ")");
+        m.meta[k] = v.get<std::string>();
+      }
+    // Each entry is checked for its kind before nlohmann's at() and get()
+    // see it: theirs is a type_error that names neither the file nor the entry.
+    require(j.contains("tensors") && j["tensors"].is_array(),
+            path + ": malformed manifest: 'tensors' must be a list of objects (is " +
+                (j.contains("tensors") ? std::string(j["tensors"].type_name()) : std::string("missing")) + ")");
+    size_t index = 0;
+    for (const auto& t : j["tensors"]) {
+      const std::string at = path + ": malformed manifest: tensor #" + std::to_string(index++);
+      require(t.is_object(), at + " is not an object (is " + clip(t.dump()) + ")");
+      auto text = [&](const char* key, const char* fallback) {
+        if (!t.contains(key)) {
+          require(fallback != nullptr, at + " lacks '" + key + "'");
+          return std::string(fallback);
+        }
+        require(t[key].is_string(), at + ": '" + key + "' must be a string (is " + clip(t[key].dump()) + ")");
+        return t[key].get<std::string>();
+      };
       ManifestEntry e;
-      e.name = t.at("name").get<std::string>();
-      e.file = t.at("file").get<std::string>();
+      e.name = text("name", nullptr);
+      e.file = text("file", nullptr);
+      e.dtype = text("dtype", "float32");
       require(e.file.find('/') == std::string::npos && e.file.find("..") == std::string::npos,
               path + ": tensor " + e.name + " has an unsafe file name");
-      require(t.at("shape").is_array(), path + ": malformed manifest: tensor " + e.name + ": shape is not a list");
+      require(t.contains("shape") && t["shape"].is_array(),
+              path + ": malformed manifest: tensor " + e.name + ": shape is not a list");
       for (const auto& d : t.at("shape")) {
         const int64_t v = json_int(d, path + ": malformed manifest: tensor " + e.name + ": shape");
         require(v >= 0, path + ": malformed manifest: tensor " + e.name + ": negative dimension in shape");
         e.shape.push_back(v);
       }
-      e.native_dtype = t.value("native_dtype", "float32");
-      e.phase = t.value("phase", "prefill");
+      e.native_dtype = text("native_dtype", "float32");
+      e.phase = text("phase", "prefill");
       e.layer = t.contains("layer") ? int(std::clamp<int64_t>(json_int(t["layer"], path + ": malformed manifest: tensor " + e.name + ": layer"), -1, INT32_MAX)) : -1;
-      e.op = t.value("op", "");
+      e.op = text("op", "");
       m.tensors.push_back(std::move(e));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -27,6 +27,7 @@ class Recorder {
 
 struct ManifestEntry {
   std::string name, file, native_dtype, op;
+  std::string dtype = "float32";  // the .npy's dtype by numpy name (n3 writes float32)
   Shape shape;
   std::string phase;  // "prefill" | "decode"
   int layer = -1;     // -1 for Pre/Post ops

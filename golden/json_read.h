@@ -4,6 +4,7 @@
 // names a tensor (or anything else) twice is ambiguous, so it is refused
 // here, for every such file alike, instead of picking one.
 #pragma once
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -16,6 +17,17 @@ namespace n3 {
 nlohmann::json parse_json_file(const char* first, const char* last, const std::string& where);
 inline nlohmann::json parse_json_file(const std::string& text, const std::string& where) {
   return parse_json_file(text.data(), text.data() + text.size(), where);
+}
+
+// True for a JSON number at or beyond 2^bits in magnitude. nlohmann reads an
+// integer literal past 2^64 as a float (2^64 becomes 1.8446744073709552e+19),
+// so "is it an integer" alone would call such a number not an integer; it is
+// one, out of range. Floats this large are all integral.
+inline bool json_number_beyond(const nlohmann::json& x, int bits) {
+  const double limit = std::ldexp(1.0, bits);
+  if (x.is_number_float()) return !std::isfinite(x.get<double>()) || std::fabs(x.get<double>()) >= limit;
+  if (x.is_number_unsigned()) return bits < 64 && x.get<uint64_t>() >= (uint64_t(1) << bits);
+  return false;
 }
 
 }  // namespace n3

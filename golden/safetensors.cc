@@ -50,6 +50,8 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(const uint8_t* data, s
       // with a plain cast: 1e30 is undefined behaviour and -1 wraps; the
       // format's dimensions and offsets are non-negative integers.
       auto uint = [&](const nlohmann::json& x, const char* field) {
+        require(!json_number_beyond(x, 64),
+                where + ": " + field + " holds a number out of range (has " + x.dump() + "; at most 2^64 - 1)");
         require(x.is_number_unsigned(), where + ": " + field + " must hold non-negative integers (has " + x.dump() + ")");
         return x.get<uint64_t>();
       };

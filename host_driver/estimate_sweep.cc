@@ -259,15 +259,30 @@ bool plot_csv(const std::string& csv, const std::string& dir) {
 int merge_csvs(const std::vector<std::string>& files, const std::string& csv,
                const std::function<std::string(const std::string&)>& answer) {
   std::string header;
-  std::map<size_t, std::string> rows;
-  for (const std::string& f : files) {
+  struct Row {
+    std::string text;
+    size_t arg;  // index in files
+  };
+  std::map<size_t, Row> rows;
+  for (size_t arg = 0; arg < files.size(); ++arg) {
+    const std::string& f = files[arg];
     require(file_exists(f), "--merge " + f + ": no such file");
-    const std::vector<std::string> lines = split(read_file_text(f), '\n');
+    const std::string text = read_file_text(f);
+    const std::vector<std::string> lines = split(text, '\n');
     require(!lines.empty() && lines[0].rfind("point,", 0) == 0, "--merge " + f + ": not a sweep CSV");
     if (header.empty()) header = lines[0];
     require(lines[0] == header, "--merge " + f + ": its columns differ from " + files[0] + "'s");
+    // A sweep writes every row whole, newline included: a file cut short (a
+    // copy interrupted, a disk full) ends mid-row, and its last row would
+    // merge as a short row with its point's figures lost.
+    require(text.back() == '\n', "--merge " + f + ":" + std::to_string(lines.size() - (lines.back().empty() ? 1 : 0)) +
+                                      ": the file is cut short (its last line has no newline)");
+    const size_t fields = size_t(std::count(header.begin(), header.end(), ',')) + 1;
     for (size_t i = 1; i < lines.size(); ++i) {
       if (lines[i].empty()) continue;
+      const std::string at = "--merge " + f + ":" + std::to_string(i + 1) + ": ";
+      const size_t n = size_t(std::count(lines[i].begin(), lines[i].end(), ',')) + 1;
+      require(n == fields, at + "the row has " + std::to_string(n) + " fields, the header " + std::to_string(fields));
       size_t used = 0;
       unsigned long p = 0;
       try {
@@ -275,17 +290,25 @@ int merge_csvs(const std::vector<std::string>& files, const std::string& csv,
       } catch (...) {
         used = 0;
       }
-      require(used > 0 && lines[i][used] == ',', "--merge " + f + ":" + std::to_string(i + 1) + ": no point index");
-      require(rows.emplace(p, lines[i]).second, "--merge " + f + ": point " + std::to_string(p) + " is in two files");
+      require(used > 0 && lines[i][used] == ',' && std::isdigit(static_cast<unsigned char>(lines[i][0])),
+              at + "no point index");
+      const auto [it, fresh] = rows.emplace(p, Row{lines[i], arg});
+      // (By argument, not name: a file given twice on the command line is two files.)
+      require(fresh, at + "point " + std::to_string(p) +
+                         (it->second.arg == arg ? " is given twice in this file"
+                                                : " is also in " + files[it->second.arg] + " (in two files)"));
     }
   }
+  // The CSV does not record the sweep's point count, so a shard that lost
+  // only its last rows cannot be told here; every gap below the largest
+  // index can, and is named.
   size_t expect = 0;
   for (const auto& [p, row] : rows) {
-    require(p == expect, "--merge: point " + std::to_string(expect) + " is missing (a shard left out?)");
+    require(p == expect, "--merge: point " + std::to_string(expect) + " is missing (a shard left out or cut short?)");
     ++expect;
   }
   std::string out = header + "\n";
-  for (const auto& [p, row] : rows) out += row + "\n";
+  for (const auto& [p, row] : rows) out += row.text + "\n";
   const std::string text = answer ? answer(out) : "";
   write_csv(out, csv);
   std::fwrite(text.data(), 1, text.size(), stdout);

@@ -466,6 +466,42 @@ TEST_F(DiffCli, QuietIdenticalPrintsOnlyTheSummary) {
   EXPECT_EQ(ls[0].rfind("summary: OK", 0), 0u);
 }
 
+// Issue 22 review: a manifest calling a float32 .npy float64 still diffed
+// (exit 0); "tensors": {"a": 1} ended in nlohmann's "cannot use at() with
+// number"; a shape of 2^63 was "must be an integer". Each is now one line
+// naming the manifest (and the .npy, for the dtype), exit 2, no stdout.
+TEST_F(DiffCli, ManifestDtypeAndEntryKindsAreRefusedInOneLine) {
+  auto edited = [&](const char* tag, const std::function<void(nlohmann::json&)>& f) {
+    const std::string d = copy_dump(*cand_, tag);
+    edit_manifest(d, f);
+    return d;
+  };
+  auto set_dtype = [](nlohmann::json& j) {
+    for (auto& t : j["tensors"])
+      if (t["name"] == "layers.0") t["dtype"] = "float64";
+  };
+  const std::string f64 = edited("clif64", set_dtype);
+  const std::string obj = edited("cliobj", [](nlohmann::json& j) { j["tensors"] = {{"a", 1}}; });
+  const std::string num = edited("clinum", [](nlohmann::json& j) { j["tensors"][0] = 1; });
+  const std::string big = edited("clibig", [](nlohmann::json& j) { j["tensors"][0]["shape"][0] = 9223372036854775808ull; });
+  const std::pair<std::string, std::string> cases[] = {
+      {f64 + " " + *ref_,
+       f64 + "/manifest.json: tensor layers.0 has dtype 'float64', but " + f64 + "/layers.0.npy holds float32 (npy descr f4)"},
+      {*cand_ + " " + f64, f64 + "/manifest.json: tensor layers.0 has dtype 'float64'"},  // the reference side too
+      {obj + " " + *ref_, obj + "/manifest.json: malformed manifest: 'tensors' must be a list of objects (is object)"},
+      {num + " " + *ref_, num + "/manifest.json: malformed manifest: tensor #0 is not an object (is 1)"},
+      {big + " " + *ref_, big + "/manifest.json: malformed manifest: tensor layers.0: shape is out of range (is 9223372036854775808; at most 2^63 - 1)"},
+  };
+  for (const auto& [args, needle] : cases) {
+    test::RunResult r = test::run_n3("diff " + args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.out, "") << args;
+    std::vector<std::string> ls = lines(r.err);
+    ASSERT_EQ(ls.size(), 1u) << args << ": " << r.err;
+    EXPECT_NE(ls[0].find(needle), std::string::npos) << ls[0];
+  }
+}
+
 TEST_F(DiffCli, BadInputExitsTwoWithOneLineOnStderr) {
   const std::string nolayer = copy_dump(*cand_, "clinolayer");
   drop_tensor(nolayer, "layers.0");

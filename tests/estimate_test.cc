@@ -472,6 +472,48 @@ TEST(Estimate, ShardsBeyondThePointCountMerge) {
   }
 }
 
+// Issue 22 review: a shard CSV cut in half merged with exit 0, its last row
+// short of fields and its point lost. A merge now takes whole rows only:
+// every row has the header's fields, a file ends in a newline, a point
+// appears once, and no point below the largest is missing; each refusal is
+// one line naming the file and line, and no merged CSV is written.
+TEST(Estimate, MergeRefusesCutShortOrBrokenShards) {
+  const std::string dir = temp_dir("est_merge_cut");
+  ASSERT_EQ(run_n3("estimate --model " + tiny() + " --context 1 --prompt 4 --new 2 --jobs 2" +
+                   " --sweep compute.gemv_cores=4,8,16 --csv " + dir + "/all.csv")
+                .status,
+            0);
+  const std::vector<std::string> l = lines_of(read_file_text(dir + "/all.csv"));
+  ASSERT_EQ(l.size(), 4u);
+  const std::string h = l[0] + "\n", a = dir + "/a.csv", b = dir + "/b.csv", m = dir + "/m.csv";
+  auto put = [](const std::string& f, const std::string& t) { std::ofstream(f, std::ios::binary | std::ios::trunc) << t; };
+  auto merge = [&] { return "estimate --merge " + a + " --merge " + b + " --csv " + m; };
+  put(a, h + l[1] + "\n");
+  // The whole rows merge (or every refusal below could be an unrelated one).
+  put(b, h + l[2] + "\n" + l[3] + "\n");
+  ASSERT_EQ(run_n3(merge()).status, 0);
+  fs::remove(m);
+  // Cut in the middle of its last row: no newline at the end.
+  put(b, h + l[2] + "\n" + l[3].substr(0, l[3].size() / 2));
+  expect_refused(merge(), b + ":3: the file is cut short (its last line has no newline)", m);
+  // A short row that does end in a newline.
+  const size_t fields = size_t(std::count(l[0].begin(), l[0].end(), ',')) + 1;
+  const std::string cut = l[3].substr(0, l[3].find(',', l[3].size() / 2));
+  put(b, h + l[2] + "\n" + cut + "\n");
+  expect_refused(merge(),
+                 b + ":3: the row has " + std::to_string(std::count(cut.begin(), cut.end(), ',') + 1) +
+                     " fields, the header " + std::to_string(fields),
+                 m);
+  // A point twice in one file, and across files.
+  put(b, h + l[2] + "\n" + l[3] + "\n" + l[3] + "\n");
+  expect_refused(merge(), b + ":4: point 2 is given twice in this file", m);
+  put(b, h + l[1] + "\n" + l[2] + "\n" + l[3] + "\n");
+  expect_refused(merge(), b + ":2: point 0 is also in " + a + " (in two files)", m);
+  // A gap below the largest point: the row of point 1 lost.
+  put(b, h + l[3] + "\n");
+  expect_refused(merge(), "--merge: point 1 is missing", m);
+}
+
 // A point the compiler cannot lower (L2 smaller than one token's
 // activations, a DDR image larger than memory.ddr_bytes) is a row of the
 // hand calculation with empty simulated cells and the compiler's reason, as

@@ -164,13 +164,88 @@ TEST(FileFuzzRegression, SequenceAsModelKey) {
 TEST(FileFuzzRegression, FloatAsManifestInteger) {
   const auto b = corpus_file("manifest", "regress-float-as-integer.json");
   expect_one_line(refusal([&] { parse_manifest(std::string(b.begin(), b.end()), "X"); }),
-                  "X: malformed manifest: tensor layers.1: shape must be an integer (is 4.888888888888889e+22)");
+                  "X: malformed manifest: tensor layers.1: shape is out of range (is 4.888888888888889e+22; at most 2^63 - 1)");
+  // (A float within range is not an integer; one past 2^63, like 2^63 written
+  // as an integer that nlohmann reads as a float, is out of range, as the
+  // hardware reader says of 1e30.)
+  expect_one_line(refusal([&] {
+                    parse_manifest(R"({"format": "n3-dump", "version": 1,
+                                       "tensors": [{"name": "x", "file": "x.npy", "shape": [2.5]}]})", "X");
+                  }),
+                  "X: malformed manifest: tensor x: shape must be an integer (is 2.5)");
 }
 
 TEST(FileFuzzRegression, FloatAsSafetensorsDimension) {
   const auto b = corpus_file("safetensors", "regress-float-dimension.safetensors");
   expect_one_line(refusal([&] { parse_safetensors(b.data(), b.size(), "X"); }),
-                  "X: tensor 'a': shape must hold non-negative integers (has 1e+30)");
+                  "X: tensor 'a': shape holds a number out of range (has 1e+30; at most 2^64 - 1)");
+}
+
+// Issue 22 review, the .npy header: numpy's literal_eval keeps the last of
+// two equal keys where this reader took the first, and numpy refuses a key
+// it does not know; both were accepted. Refused, naming the key.
+TEST(FileFuzzRegression, NpyRepeatedOrUnknownHeaderKey) {
+  const auto twice = corpus_file("npy", "regress-repeated-key.npy");
+  expect_one_line(refusal([&] { parse_npy(twice.data(), twice.size(), "X"); }),
+                  "X: npy header gives key 'descr' twice");
+  const auto unknown = corpus_file("npy", "regress-unknown-key.npy");
+  expect_one_line(refusal([&] { parse_npy(unknown.data(), unknown.size(), "X"); }),
+                  "X: npy header has an unknown key 'x' (expected descr, fortran_order, shape)");
+}
+
+// A .npy with header `dict` (format version `major`), padded as numpy pads it.
+std::string npy_bytes(const std::string& dict, int major = 1) {
+  std::string h = dict;
+  while ((10 + h.size() + 1) % 64) h += ' ';
+  h += '\n';
+  return std::string("\x93NUMPY", 6) + char(major) + '\0' + char(h.size()) + '\0' + h + std::string(8, '\0');
+}
+
+// The wrong reasons: a descr without a byte order ('abc', 'i4') was called
+// big-endian, and format version 3 or 9 a truncated header.
+TEST(FileFuzzRegression, NpyUnsupportedDtypeAndVersionAreNamed) {
+  auto parse = [](const std::string& b) {
+    return refusal([&] { parse_npy(reinterpret_cast<const uint8_t*>(b.data()), b.size(), "X"); });
+  };
+  for (const std::string d : {"abc", "i4", "<c8", "|x"}) {
+    const std::string m = parse(npy_bytes("{'descr': '" + d + "', 'fortran_order': False, 'shape': (2,), }"));
+    expect_one_line(m, "X: npy descr '" + d + "' is not a supported dtype (supported: <f2 <f4 <f8");
+    EXPECT_EQ(m.find("big-endian"), std::string::npos) << m;
+  }
+  expect_one_line(parse(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }")),
+                  "X: big-endian npy data is not supported (>f4)");
+  for (int v : {0, 3, 9})
+    expect_one_line(parse(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", v)),
+                    "X: unsupported .npy format version " + std::to_string(v) + " (supported: 1.0, 2.0)");
+  // The same header as version 1 loads (or the refusals above could be another's).
+  const std::string ok = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }");
+  EXPECT_EQ(parse_npy(reinterpret_cast<const uint8_t*>(ok.data()), ok.size(), "X").shape, Shape{2});
+}
+
+// Issue 22 review, the manifest: "tensors" as an object ended in nlohmann's
+// "cannot use at() with number"; a dimension of 2^63 was "must be an integer".
+TEST(FileFuzzRegression, ManifestEntryKindsAndRangeAreNamed) {
+  const auto obj = corpus_file("manifest", "regress-tensors-object.json");
+  expect_one_line(refusal([&] { parse_manifest(std::string(obj.begin(), obj.end()), "X"); }),
+                  "X: malformed manifest: 'tensors' must be a list of objects (is object)");
+  const auto big = corpus_file("manifest", "regress-shape-2p63.json");
+  expect_one_line(refusal([&] { parse_manifest(std::string(big.begin(), big.end()), "X"); }),
+                  "X: malformed manifest: tensor x: shape is out of range (is 9223372036854775808; at most 2^63 - 1)");
+  const std::string head = R"({"format": "n3-dump", "version": 1, "tensors": )";
+  expect_one_line(refusal([&] { parse_manifest(head + "[1]}", "X"); }),
+                  "X: malformed manifest: tensor #0 is not an object (is 1)");
+  expect_one_line(refusal([&] { parse_manifest(head + R"([{"name": 7, "file": "x.npy", "shape": []}]})", "X"); }),
+                  "X: malformed manifest: tensor #0: 'name' must be a string (is 7)");
+  expect_one_line(refusal([&] { parse_manifest(head + R"([{"file": "x.npy", "shape": []}]})", "X"); }),
+                  "X: malformed manifest: tensor #0 lacks 'name'");
+}
+
+// data_offsets of 2^64 (read by nlohmann as a float) was "must hold
+// non-negative integers (has 1.8446744073709552e+19)".
+TEST(FileFuzzRegression, SafetensorsOffsetBeyond2To64IsOutOfRange) {
+  const auto b = corpus_file("safetensors", "regress-offset-2p64.safetensors");
+  expect_one_line(refusal([&] { parse_safetensors(b.data(), b.size(), "X"); }),
+                  "X: tensor 'a': data_offsets holds a number out of range (has 1.8446744073709552e+19; at most 2^64 - 1)");
 }
 
 // Each factor in range, the int product not: q_dim() would overflow.
