@@ -257,12 +257,12 @@ GemvVector make_gemv_vector(uint64_t seed, int64_t index, const HwConfig& hw, co
 
   std::vector<float> x;
   if (g.mode == isa::GemvMode::MV) {
-    int64_t T = L ? L->a : gemm ? uni(r, 1, 2 * gemm->rows + 3) : (chance(r, 0.7) ? 1 : uni(r, 2, 4));
+    int64_t T = L ? L->a : gemm ? uni(r, 1, gemm->rows + 8) : (chance(r, 0.7) ? 1 : uni(r, 2, 4));
     int64_t K = L ? L->b : draw_len(160);
-    int64_t N = L ? L->c : gemm ? uni(r, 1, 2 * gemm->cols + 3) : uni(r, 1, 12);
+    int64_t N = L ? L->c : gemm ? uni(r, 1, gemm->cols + 8) : uni(r, 1, 12);
     if (gemm && !L && g.cls == "random" && chance(r, 1.0 / 6)) {
-      T = uni(r, gemm->rows + 1, 2 * gemm->rows + 3);
-      K = gemm->rows * gemm->macs_per_pe * uni(r, 1, 3);
+      T = uni(r, gemm->rows + 1, gemm->rows + 8);
+      K = gemm->rows * gemm->macs_per_pe * uni(r, 1, 2);
       N = gemm->cols * uni(r, 1, 2);
     }
     Dtype wt = Dtype::INT4;

@@ -37,10 +37,10 @@ struct GemvVector {
 
 // What `n3 cosim --unit gemm` asks of the generator: MV jobs only, with
 // the weight kinds the GEMM engine takes (INT4 row / two-level, INT8), and
-// shapes around the array's (T up to 2 x rows + 3 tokens, N up to
-// 2 x cols + 3 outputs: ragged against both; a sixth of the random class
-// in whole tiles with more tokens than rows, the shape the model's formula
-// is calibrated on).
+// shapes around the array's (T up to rows + 8 tokens, N up to cols + 8
+// outputs: ragged against both, kept small for the simulation's speed; a
+// sixth of the random class in whole tiles with more tokens than rows, the
+// shape the model's formula is calibrated on).
 struct GemmDraw {
   int64_t rows = 32, cols = 32, macs_per_pe = 2;
 };

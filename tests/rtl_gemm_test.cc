@@ -33,7 +33,9 @@ TEST(RtlGemm, TenThousandVectorsBitExact) {
   // draws to be sure of in 10 000 ("large", 0.2 %), and every engine path.
   for (int i = 0; i < rtl::kNumGemvClasses; ++i) {
     const std::string k = rtl::kGemvClasses[i];
-    if (k != "large") EXPECT_GT(c.classes.count(k) ? c.classes.at(k) : 0, 0) << k;
+    if (k != "large") {
+      EXPECT_GT(c.classes.count(k) ? c.classes.at(k) : 0, 0) << k;
+    }
   }
   for (const char* path : {"mv.int4.row", "mv.int4.two_level", "mv.int8"})
     EXPECT_GT(c.classes.count(path) ? c.classes.at(path) : 0, 0) << path;

@@ -135,7 +135,7 @@ module n3_gemm_engine #(
   // ------------------------------------------------------ weight tiles (PEs)
   // Two banks of PE weights; a bank is full from its last beat until the
   // array has passed the tile's last token.
-  logic [COLS*MPE*8-1:0] wsh [2][ROWS];
+  logic [7:0] wsh [2][ROWS][COLS*MPE];   // element j of column c at index c * MPE + j % MPE (array row j / MPE)
   logic [COLS*8-1:0] wbs [2][ROWS];
   logic [COLS*32-1:0] wrs [2];
   logic [1:0] wfull;
@@ -147,14 +147,14 @@ module n3_gemm_engine #(
   // ------------------------------------------------------------ the array
   logic cb;                 // bank the array passes
   logic [31:0] ct, ckt, cnt;  // token, K tile, N tile
-  logic [COLS-1:0][63:0] pbuf [TMAX];     // a block's partial left open at a K tile's end
-  logic [COLS-1:0][63:0] accm [NA][TMAX];  // output accumulators, N tile i in bank i mod NA
+  logic signed [63:0] pbuf [TMAX][COLS];     // a block's partial left open at a K tile's end
+  logic signed [63:0] accm [NA][TMAX][COLS]; // output accumulators, N tile i in bank i mod NA
   logic [COLS*32-1:0] ers [NA];            // their row scales
   logic [31:0] etile [NA];                 // their N tile
   logic [NA-1:0] abusy;                    // accumulator holds an N tile not yet drained
   logic [NW-1:0] ab;
   logic fire, ktile_end;
-  logic [COLS-1:0][63:0] p_next, acc_next;
+  logic signed [63:0] p_next [COLS], acc_next [COLS];
   logic signed [15:0] t_etop;
   assign fire = st == S_RUN && wfull[cb] && (ckt != 0 || ct != 0 || !abusy[ab]);
   assign ktile_end = ct + 1 == c_ntok;
@@ -163,35 +163,45 @@ module n3_gemm_engine #(
   // A token's pass: per column, element by element in K order, block
   // partials exact, each aligned onto the token's e_top when its block ends
   // (num::dot_int4_row / dot_int8_bfp), a block cut by the tile's end kept
-  // in pbuf for the next K tile.
+  // in pbuf for the next K tile. What depends on the element alone (its
+  // activation, whether its block ends there, the block's exponent) is
+  // formed once for all columns.
+  logic signed [15:0] e_a [KT], e_x [KT];
+  logic e_in [KT], e_end [KT], e_zero [KT];
+  always_comb begin
+    logic [31:0] k;
+    k = '0;
+    for (int j = 0; j < KT; j++) begin
+      k = ckt * 32'(KT) + 32'(j);
+      e_in[j] = fire && k < c_len;
+      e_a[j] = e_in[j] ? $signed(act_mem[AW'(ct * c_lpad + k)]) : 16'sd0;
+      e_end[j] = ((k + 1) & ((32'd1 << c_blog) - 1)) == 0 || k + 1 == c_len;
+      e_x[j] = e_in[j] && e_end[j] ? aexp[XW'(ct * c_nblk + (k >> c_blog))] : 16'sd0;
+      e_zero[j] = e_x[j] == EXP_ZERO || e_x[j] == EXP_POISON;
+    end
+  end
   always_comb begin
     logic signed [63:0] p, acc, term;
-    logic signed [31:0] a, w;
-    logic [31:0] k, blk;
-    logic signed [15:0] ax;
+    logic signed [31:0] w;
     logic [7:0] wb;
-    {p, acc, term, a, w, k, blk, ax, wb} = '0;
-    p_next = '0;
-    acc_next = '0;
+    {p, acc, term, w, wb} = '0;
+    for (int c = 0; c < COLS; c++) begin
+      p_next[c] = '0;
+      acc_next[c] = '0;
+    end
     if (fire)
       for (int c = 0; c < COLS; c++) begin
-        p = (ckt == 0) ? 64'sd0 : $signed(pbuf[TW'(ct)][c]);
-        acc = (ckt == 0) ? 64'sd0 : $signed(accm[ab][TW'(ct)][c]);
-        for (int r = 0; r < ROWS; r++)
-          for (int m = 0; m < MPE; m++) begin
-            k = ckt * 32'(KT) + 32'(r * MPE + m);
-            if (k < c_len) begin
-              wb = wsh[cb][r][8 * (c * MPE + m) +: 8];
-              w = c_int8 ? {{24{wb[7]}}, wb} : {{28{wb[3]}}, wb[3:0]};
-              a = {{16{act_mem[AW'(ct * c_lpad + k)][15]}}, act_mem[AW'(ct * c_lpad + k)]};
-              p = p + 64'(a * w);
-              if (((k + 1) & ((32'd1 << c_blog) - 1)) == 0 || k + 1 == c_len) begin
-                blk = k >> c_blog;
-                ax = aexp[XW'(ct * c_nblk + blk)];
-                term = c_two ? p * $signed({56'd0, wbs[cb][r][8 * c +: 8]}) : p;
-                if (ax != EXP_ZERO && ax != EXP_POISON) acc = acc + fp_acc_align(term, ax, t_etop);
-                p = '0;
-              end
+        p = (ckt == 0) ? 64'sd0 : pbuf[TW'(ct)][c];
+        acc = (ckt == 0) ? 64'sd0 : accm[ab][TW'(ct)][c];
+        for (int j = 0; j < KT; j++)
+          if (e_in[j]) begin
+            wb = wsh[cb][j / MPE][c * MPE + j % MPE];
+            w = c_int8 ? {{24{wb[7]}}, wb} : {{28{wb[3]}}, wb[3:0]};
+            p = p + 64'(32'(e_a[j]) * w);
+            if (e_end[j]) begin
+              term = c_two ? p * $signed({56'd0, wbs[cb][j / MPE][8 * c +: 8]}) : p;
+              if (!e_zero[j]) acc = acc + fp_acc_align(term, e_x[j], t_etop);
+              p = '0;
             end
           end
         p_next[c] = p;
@@ -216,7 +226,7 @@ module n3_gemm_engine #(
     if (emit)
       for (int c = 0; c < COLS; c++)
         y[32 * c +: 32] = vpois[TW'(e_t)] ? NAN_BITS
-                        : fp_acc_round($signed(accm[e_b][TW'(e_t)][c]),
+                        : fp_acc_round(accm[e_b][TW'(e_t)][c],
                                        (vemax[TW'(e_t)] == EXP_ZERO) ? 16'sd0 : vemax[TW'(e_t)],
                                        ers[e_b][32 * c +: 32], c_ofmt);
   end
@@ -305,7 +315,7 @@ module n3_gemm_engine #(
 
       // Weight loader (S_ACT and S_RUN: integer weights need nothing of the activations).
       if (w_valid && w_ready) begin
-        wsh[lb][lr] <= w_data;
+        for (int i = 0; i < COLS * MPE; i++) wsh[lb][lr][i] <= w_data[8 * i +: 8];
         wbs[lb][lr] <= w_bsc;
         if (lr == 0) wrs[lb] <= w_scale;
         if (lr == RW'(ROWS - 1)) begin
@@ -320,8 +330,10 @@ module n3_gemm_engine #(
 
       // The array.
       if (fire) begin
-        pbuf[TW'(ct)] <= p_next;
-        accm[ab][TW'(ct)] <= acc_next;
+        for (int c = 0; c < COLS; c++) begin
+          pbuf[TW'(ct)][c] <= p_next[c];
+          accm[ab][TW'(ct)][c] <= acc_next[c];
+        end
         if (ckt == 0 && ct == 0) begin
           abusy[ab] <= 1'b1;
           etile[ab] <= cnt;
