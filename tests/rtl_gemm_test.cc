@@ -48,8 +48,8 @@ TEST(RtlGemm, TenThousandVectorsBitExact) {
 // Calibration (docs/rtl_gemm.md, "Cycles"): where the array is kept busy
 // (more tokens than rows, whole tiles) the SystemC model's GEMM formula
 // with the calibrated gemm_setup_cycles is within 2 % of the RTL's cycles
-// per vector; on ragged shapes the model, which charges MACs and not
-// tiles, may only be faster than the RTL (the table says by how much).
+// per vector (it is exact); on ragged tiles and T <= rows the model, which
+// charges MACs and not tiles, may only be faster than the RTL.
 TEST(RtlGemm, ModelFormulaKeepsToTheRtl) {
   const test::RunResult r = test::run_n3("cosim --unit gemm --vectors 600 --seed 5");
   ASSERT_EQ(r.status, 0) << r.out << r.err;

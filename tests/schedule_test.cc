@@ -163,12 +163,15 @@ TEST(Schedule, CompileReportGivesEveryProgramsBoundAndGaps) {
 }
 
 // The default chunk may spill, and stays bit-identical: gemma3n-dev with
-// the L2 cut to 512 KB (largest chunk in L2: 18) models best at chunk 32,
+// the L2 cut to 480 KB (largest chunk in L2: 16) models best at chunk 32,
 // whose activations spill to DDR; a 48-token prompt (32 + 16) and decode
 // steps on func and systemc match the golden model, no --chunk given.
+// (At 512 KB the largest chunk in L2 is 18, which since gemm_setup_cycles
+// was measured from the RTL, 3 not 16, models within 1 % of chunk 32 and
+// is chosen: nothing would spill.)
 TEST(Schedule, ChosenSpilledChunkStaysBitIdentical) {
   const std::string dir = test::temp_dir("sched_spill");
-  const std::string hw = test::hw_variant("sched_spill_hw", {{"memory.l2_bytes", "524288"}});
+  const std::string hw = test::hw_variant("sched_spill_hw", {{"memory.l2_bytes", "491520"}});
   std::vector<int32_t> ids;
   for (int i = 0; i < 48; ++i) ids.push_back((i * 37 + 5) % 400);
   write_npy_i32(dir + "/ids.npy", ids);
