@@ -85,6 +85,10 @@ TEST(RtlGemm, WritesAWaveform) {
   ASSERT_TRUE(w.opened) << "GTKWave's reader cannot open it";
   EXPECT_TRUE(w.has("w_valid"));
   EXPECT_GT(w.end_time, 0u);
+  // A waveform that cannot be written is bad input: one line, exit 2.
+  const test::RunResult bad = test::run_n3("cosim --unit gemm --vectors 3 --vcd /nonexistent-dir/gemm.fst");
+  EXPECT_EQ(bad.status, 2) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
 }
 
 // Opt-in (N3_RTL_LARGE=1): one million vectors over two parallel shards, merged.
