@@ -1,4 +1,4 @@
-// n3 cosim --unit decoder|gemv|dma|sfu|sfu-count|fp|ctl|cdc [--vectors N] [--seed S] [--shard i/n]
+// n3 cosim --unit decoder|gemv|gemm|dma|sfu|sfu-count|fp|ctl|cdc [--vectors N] [--seed S] [--shard i/n]
 //          [--vcd F] [--hw H.yaml] [--report F.json]
 // n3 cosim --merge A.json B.json ...
 // Runs an RTL unit against its C++ counterpart (rtl_bridge/cosim.h,
@@ -49,7 +49,7 @@ int cmd_cosim(const Args& a) {
   std::string unit, vcd, hw;
   int64_t vectors = 10000;
   uint64_t seed = 1;
-  d.add_options()("unit", po::value(&unit), "RTL unit: decoder, gemv, dma, sfu, sfu-count, fp, ctl or cdc")(
+  d.add_options()("unit", po::value(&unit), "RTL unit: decoder, gemv, gemm, dma, sfu, sfu-count, fp, ctl or cdc")(
       "vectors", po::value(&vectors)->default_value(10000), "vectors of the whole run (over all shards)")(
       "seed", po::value(&seed)->default_value(1), "seed: vector i depends only on (seed, i)")(
       "shard", po::value(&shard)->default_value("0/1"), "i/n: run the vectors whose index % n == i")(
@@ -59,7 +59,7 @@ int cmd_cosim(const Args& a) {
       "merge", po::value(&merge)->multitoken(), "merge the JSON reports of a sharded run and print the summary");
   po::variables_map vm;
   if (!parse_args("cosim", a, d, {}, vm,
-                  "n3 cosim --unit decoder|gemv|dma|sfu|sfu-count|fp|ctl|cdc [--vectors N] [--seed S] [--shard i/n] [--vcd F.fst] [--report F.json]\n"
+                  "n3 cosim --unit decoder|gemv|gemm|dma|sfu|sfu-count|fp|ctl|cdc [--vectors N] [--seed S] [--shard i/n] [--vcd F.fst] [--report F.json]\n"
                   "       n3 cosim --merge A.json B.json ..."))
     return kExitOk;
   check_output(vcd, "--vcd");
@@ -75,7 +75,7 @@ int cmd_cosim(const Args& a) {
     rtl::print_summary(m, std::cout);
     return m.mismatches ? kExitDiffer : kExitOk;
   }
-  require(!unit.empty(), "n3 cosim: --unit decoder|gemv|dma|sfu|sfu-count|fp|ctl|cdc is required");
+  require(!unit.empty(), "n3 cosim: --unit decoder|gemv|gemm|dma|sfu|sfu-count|fp|ctl|cdc is required");
   rtl::CosimOptions o;
   o.unit = unit;
   o.vectors = vectors;

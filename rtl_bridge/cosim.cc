@@ -41,6 +41,9 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
 #ifdef N3_HAVE_RTL_GEMV
       {"gemv", cosim_gemv},
 #endif
+#ifdef N3_HAVE_RTL_GEMM
+      {"gemm", cosim_gemm},
+#endif
 #ifdef N3_HAVE_RTL_DMA
       {"dma", cosim_dma},
 #endif
@@ -57,7 +60,7 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
   };
   const auto it = units.find(o.unit);
   require(it != units.end(),
-          "--unit must be 'decoder', 'gemv', 'dma', 'sfu', 'sfu-count', 'fp', 'ctl' or 'cdc' (is '" + o.unit + "')");
+          "--unit must be 'decoder', 'gemv', 'gemm', 'dma', 'sfu', 'sfu-count', 'fp', 'ctl' or 'cdc' (is '" + o.unit + "')");
   CosimReport r = it->second(o, log);
   r.unit = o.unit;
   // The design point: shards of one regression must have run the same
@@ -68,6 +71,13 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h.digest()));
   r.design = load_hw_config(o.hw).name + " (" + hex + ")";
+#ifdef N3_HAVE_RTL_GEMM
+  // The GEMM array may be built smaller than the file's (N3_RTL_GEMM_ROWS /
+  // _COLS): a shard of another array is another design.
+  if (o.unit == "gemm")
+    r.design += " array " + std::to_string(N3_RTL_GEMM_ROWS) + "x" + std::to_string(N3_RTL_GEMM_COLS) + "x" +
+                std::to_string(N3_RTL_GEMM_MPE);
+#endif
   r.seed = o.seed;
   r.vectors = o.vectors;
   r.shard = o.shard;

@@ -19,7 +19,7 @@
 namespace n3::rtl {
 
 struct CosimOptions {
-  std::string unit;           // "decoder", "gemv", "dma", "sfu", "sfu-count", "fp", "ctl" or "cdc"
+  std::string unit;           // "decoder", "gemv", "gemm", "dma", "sfu", "sfu-count", "fp", "ctl" or "cdc"
   int64_t vectors = 10000;    // over all shards
   uint64_t seed = 1;
   int shard = 0, shards = 1;  // this process runs the vectors i with i % shards == shard
@@ -70,6 +70,9 @@ CosimReport run_cosim(const CosimOptions& o, std::ostream& log);
 // The units, implemented in cosim_<unit>.cc.
 CosimReport cosim_decoder(const CosimOptions& o, std::ostream& log);
 CosimReport cosim_gemv(const CosimOptions& o, std::ostream& log);
+// The GEMM engine (rtl/gemm/) against the functional simulator's gemm.mv,
+// one instruction per vector, and its cycles against the model's formula.
+CosimReport cosim_gemm(const CosimOptions& o, std::ostream& log);
 // The DMA engine (rtl/dma/) against the functional simulator's MEMCPY /
 // MEMSET (sim/exec_dma.cc), one instruction per vector.
 CosimReport cosim_dma(const CosimOptions& o, std::ostream& log);

@@ -183,10 +183,17 @@ const LargeShape kLarge[] = {
     {"qk.int8 d=256 n=128 H=8 G=2", isa::GemvMode::QK, "qk.int8", 0, 256, 128, 8, 2},
     {"pv.int8 n=128 d=256 H=8 G=2", isa::GemvMode::PV, "pv.int8", 0, 128, 256, 8, 2},
 };
+// GEMM: prefill-like shapes (several tokens, whole and ragged arrays).
+const LargeShape kLargeGemm[] = {
+    {"gemm int4.row T=64 K=512 N=64", isa::GemvMode::MV, "mv.int4.row", 64, 512, 64, 0, 0},
+    {"gemm int4.row T=40 K=300 N=70", isa::GemvMode::MV, "mv.int4.row", 40, 300, 70, 0, 0},
+    {"gemm int4.two_level T=32 K=256 N=32", isa::GemvMode::MV, "mv.int4.two_level", 32, 256, 32, 0, 0},
+    {"gemm int8 T=16 K=1024 N=32", isa::GemvMode::MV, "mv.int8", 16, 1024, 32, 0, 0},
+};
 
 }  // namespace
 
-GemvVector make_gemv_vector(uint64_t seed, int64_t index, const HwConfig& hw) {
+GemvVector make_gemv_vector(uint64_t seed, int64_t index, const HwConfig& hw, const GemmDraw* gemm) {
   Rng r = vector_rng(seed, index);
   GemvVector g;
   Builder bld{g};
@@ -200,18 +207,27 @@ GemvVector make_gemv_vector(uint64_t seed, int64_t index, const HwConfig& hw) {
     g.formats.attn_mant_bits = static_cast<int>(uni(r, 2, 16));
   }
   const int B = g.formats.bfp_block;
-  const LargeShape* L = large ? &kLarge[uni(r, 0, sizeof(kLarge) / sizeof(kLarge[0]) - 1)] : nullptr;
+  const LargeShape* L = !large ? nullptr
+                        : gemm  ? &kLargeGemm[uni(r, 0, sizeof(kLargeGemm) / sizeof(kLargeGemm[0]) - 1)]
+                                : &kLarge[uni(r, 0, sizeof(kLarge) / sizeof(kLarge[0]) - 1)];
   // Mode and engine path.
   if (L) {
     g.mode = L->mode;
     g.kind = L->kind;
   } else if (g.cls == "int4_all_-8" || g.cls == "special_scale") {
     g.mode = isa::GemvMode::MV;
-    g.kind = g.cls == "int4_all_-8" ? pick(r, {"mv.int4.row", "mv.int4.group", "mv.int4.two_level"})
+    if (gemm)
+      g.kind = g.cls == "int4_all_-8" ? pick(r, {"mv.int4.row", "mv.int4.two_level"})
+                                       : pick(r, {"mv.int4.row", "mv.int4.two_level", "mv.int8"});
+    else
+      g.kind = g.cls == "int4_all_-8" ? pick(r, {"mv.int4.row", "mv.int4.group", "mv.int4.two_level"})
                                      : pick(r, {"mv.int4.row", "mv.int4.group", "mv.int4.two_level", "mv.int8", "qk.int8",
                                                 "pv.int8"});
     if (g.kind[0] == 'q') g.mode = isa::GemvMode::QK;
     if (g.kind[0] == 'p') g.mode = isa::GemvMode::PV;
+  } else if (gemm) {
+    g.mode = isa::GemvMode::MV;
+    g.kind = pick(r, {"mv.int4.row", "mv.int4.row", "mv.int4.two_level", "mv.int8"});
   } else {
     const int64_t m = uni(r, 0, 99);
     g.mode = m < 55 ? isa::GemvMode::MV : m < 78 ? isa::GemvMode::QK : isa::GemvMode::PV;
@@ -241,9 +257,14 @@ GemvVector make_gemv_vector(uint64_t seed, int64_t index, const HwConfig& hw) {
 
   std::vector<float> x;
   if (g.mode == isa::GemvMode::MV) {
-    const int64_t T = L ? L->a : (chance(r, 0.7) ? 1 : uni(r, 2, 4));
-    const int64_t K = L ? L->b : draw_len(160);
-    const int64_t N = L ? L->c : uni(r, 1, 12);
+    int64_t T = L ? L->a : gemm ? uni(r, 1, gemm->rows + 8) : (chance(r, 0.7) ? 1 : uni(r, 2, 4));
+    int64_t K = L ? L->b : draw_len(160);
+    int64_t N = L ? L->c : gemm ? uni(r, 1, gemm->cols + 8) : uni(r, 1, 12);
+    if (gemm && !L && g.cls == "random" && chance(r, 1.0 / 6)) {
+      T = uni(r, gemm->rows + 1, gemm->rows + 8);
+      K = gemm->rows * gemm->macs_per_pe * uni(r, 1, 2);
+      N = gemm->cols * uni(r, 1, 2);
+    }
     Dtype wt = Dtype::INT4;
     ScaleMode sm = ScaleMode::ROW;
     int64_t group = 0;

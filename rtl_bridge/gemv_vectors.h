@@ -35,8 +35,20 @@ struct GemvVector {
   double stall_act = 0, stall_w = 0, stall_r = 0, stall_feed = 0;  // random stall probabilities
 };
 
+// What `n3 cosim --unit gemm` asks of the generator: MV jobs only, with
+// the weight kinds the GEMM engine takes (INT4 row / two-level, INT8), and
+// shapes around the array's (T up to rows + 8 tokens, N up to cols + 8
+// outputs: ragged against both, kept small for the simulation's speed; a
+// sixth of the random class in whole tiles with more tokens than rows, the
+// shape the model's formula is calibrated on).
+struct GemmDraw {
+  int64_t rows = 32, cols = 32, macs_per_pe = 2;
+};
+
 // Vector `index` of the regression `seed` under the hardware file `hw`
-// (its formats are used for most vectors; the rest draw their own).
-GemvVector make_gemv_vector(uint64_t seed, int64_t index, const HwConfig& hw);
+// (its formats are used for most vectors; the rest draw their own). With
+// `gemm`, a GEMM job (its draws differ; without it the GEMV vectors are
+// the same as before GemmDraw existed).
+GemvVector make_gemv_vector(uint64_t seed, int64_t index, const HwConfig& hw, const GemmDraw* gemm = nullptr);
 
 }  // namespace n3::rtl
