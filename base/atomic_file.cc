@@ -97,16 +97,40 @@ std::mutex g_run_mutex;
 std::vector<std::string> g_run_paths;  // the same paths, for abort_output_run
 std::unordered_set<std::string> g_run_set;  // the same again, to ask "listed already?"
 
-// The files a commit replaced: before the rename, the old file gets a second
-// hard link under a hidden name beside it (a "backup"; no bytes copied), so a
-// run that fails or is interrupted puts the user's file back instead of
-// leaving neither version; a run that succeeds unlinks the backups. Pairs
-// "backup\0destination\0" in an arena the handler reads, as above; the
-// same pairs in g_backups for the error and success paths.
+// The files a commit replaced, kept until the run ends so that a run that
+// fails or is interrupted puts the user's file back instead of leaving
+// neither version. A file up to kCopyBackupBytes is copied into an unnamed
+// file beside it (O_TMPFILE, held open: a SIGKILL leaves nothing, the kernel
+// frees it); putting it back links it under a hidden name (`stage`) and
+// renames that over the destination. A larger one (or where O_TMPFILE is
+// missing) gets a second hard link under a hidden name instead (`source`; no
+// bytes copied), renamed back; a SIGKILL leaves that link. A run that
+// succeeds closes the copies and unlinks the links. Triples
+// "source\0stage\0destination\0" (stage empty for a link) in an arena the
+// handler reads, as above; the same in g_backups for the error and success
+// paths.
 constexpr size_t kBackupArena = size_t(1) << 20;
+constexpr uint64_t kCopyBackupBytes = uint64_t(64) << 20;
+constexpr size_t kMaxCopies = 32;  // descriptors held at once
 char g_bak_arena[kBackupArena];
 std::atomic<size_t> g_bak_len{0};
-std::vector<std::pair<std::string, std::string>> g_backups;
+struct Backup {
+  std::string source;  // the hard link, or /proc/self/fd/N of the copy
+  std::string stage;   // the copy's hidden name when put back; "" for a link
+  std::string dest;
+  int fd = -1;         // the copy's descriptor
+};
+std::vector<Backup> g_backups;
+size_t g_copies = 0;
+
+// Puts one backup back (async-signal-safe: the handler calls it too).
+void restore_backup(const char* source, const char* stage, const char* dest) {
+  if (stage[0] == '\0') {
+    ::rename(source, dest);
+  } else if (::linkat(AT_FDCWD, source, AT_FDCWD, stage, AT_SYMLINK_FOLLOW) == 0) {
+    ::rename(stage, dest);
+  }
+}
 
 // Threads commit files concurrently (dumps), and a signal is handled on one
 // thread while the others run on: blocking signals in the committing
@@ -137,9 +161,10 @@ void on_signal(int sig) {
     // Then the files the run had replaced come back.
     const size_t blen = g_bak_len.load();
     for (size_t at = 0; at < blen;) {
-      const char* bak = g_bak_arena + at;
-      const char* dest = bak + std::strlen(bak) + 1;
-      ::rename(bak, dest);
+      const char* source = g_bak_arena + at;
+      const char* stage = source + std::strlen(source) + 1;
+      const char* dest = stage + std::strlen(stage) + 1;
+      restore_backup(source, stage, dest);
       at = size_t(dest - g_bak_arena) + std::strlen(dest) + 1;
     }
   }
@@ -240,6 +265,7 @@ void begin_output_run() {
   g_run_set.clear();
   g_run_len.store(0);
   g_backups.clear();
+  g_copies = 0;
   g_bak_len.store(0);
   g_run_open.store(true);
 }
@@ -260,7 +286,11 @@ void commit_output_run() {
   // back and this window never opens. Either way no backup is left.
   CommitWindow window;
   std::lock_guard<std::mutex> lock(g_run_mutex);
-  for (const auto& b : g_backups) ::unlink(b.first.c_str());  // the run stands: the old files go
+  for (const Backup& b : g_backups) {  // the run stands: the old files go
+    if (b.fd >= 0) ::close(b.fd);
+    else ::unlink(b.source.c_str());
+  }
+  g_copies = 0;
   g_run_open.store(false);
   g_run_len.store(0);
   g_bak_len.store(0);
@@ -276,7 +306,11 @@ void abort_output_run() {
   std::lock_guard<std::mutex> lock(g_run_mutex);
   std::error_code ec;
   for (auto it = g_run_paths.rbegin(); it != g_run_paths.rend(); ++it) std::filesystem::remove_all(*it, ec);
-  for (const auto& b : g_backups) ::rename(b.first.c_str(), b.second.c_str());  // the user's files come back
+  for (const Backup& b : g_backups) {  // the user's files come back
+    restore_backup(b.source.c_str(), b.stage.c_str(), b.dest.c_str());
+    if (b.fd >= 0) ::close(b.fd);
+  }
+  g_copies = 0;
   g_run_open.store(false);
   g_run_len.store(0);
   g_bak_len.store(0);
@@ -319,6 +353,39 @@ std::string hidden_name(const std::string& path, const std::string& suffix) {
   const size_t slash = path.find_last_of('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   return folder_of(path) + "/." + base + ".tmp." + suffix;
+}
+
+// The old file at `path` (a regular file of `st`) copied into an unnamed
+// file in its folder, its mode kept; an empty Backup (dest "") when that
+// cannot be done (no O_TMPFILE, a read error): the caller links instead.
+Backup copy_backup(const std::string& path, const struct stat& st, const std::string& stage) {
+  const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (in < 0) return {};
+  const int out = ::open(folder_of(path).c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  bool ok = out >= 0;
+  std::vector<char> buf(size_t(1) << 16);
+  for (uint64_t left = uint64_t(st.st_size); ok && left > 0;) {
+    const ssize_t r = ::read(in, buf.data(), buf.size());
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      ok = false;
+      break;
+    }
+    for (ssize_t done = 0; ok && done < r;) {
+      const ssize_t w = ::write(out, buf.data() + done, size_t(r - done));
+      if (w < 0 && errno == EINTR) continue;
+      ok = w > 0;
+      if (ok) done += w;
+    }
+    left -= std::min<uint64_t>(left, uint64_t(r));
+  }
+  ::close(in);
+  if (ok) ok = ::fchmod(out, st.st_mode & 07777) == 0;
+  if (!ok) {
+    if (out >= 0) ::close(out);
+    return {};
+  }
+  return Backup{"/proc/self/fd/" + std::to_string(out), stage, path, out};
 }
 
 }  // namespace
@@ -448,7 +515,7 @@ void AtomicFile::commit() {
   if (::close(fd) != 0) throw Error(path_ + ": write failed on close (" + errno_text(errno) + ")");
   // In an open run the destination joins its journal inside the window.
   std::unique_lock<std::mutex> lock(g_run_mutex, std::defer_lock);
-  std::string backup;
+  Backup backup;
   if (g_run_open.load()) {
     lock.lock();
     // Room first, so the push after the rename cannot throw.
@@ -456,40 +523,47 @@ void AtomicFile::commit() {
     if (g_backups.size() == g_backups.capacity()) g_backups.reserve(2 * g_backups.size() + 4);
     g_run_set.reserve(g_run_set.size() + 1);
     // A file that was there before the run (not one this run wrote earlier)
-    // keeps a hard link under a hidden name until the run ends, so a failed
-    // or interrupted run can put it back. A symlink at the destination is
+    // is kept until the run ends (g_backups says how), so a failed or
+    // interrupted run can put it back. A symlink at the destination is
     // replaced, not followed, and not kept (it names the user's file, which
-    // the rename leaves alone). Where the file system has no hard links the
-    // old file is not kept, as before.
+    // the rename leaves alone). Where neither a copy nor a link can be made
+    // the old file is not kept.
     struct stat st {};
     if (!g_run_set.count(path_) && ::lstat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      for (int attempt = 0; attempt < 100; ++attempt) {
-        static std::atomic<unsigned> bak_counter{0};
-        const std::string name = hidden_name(path_, "bak." + std::to_string(::getpid()) + "." + std::to_string(bak_counter++));
-        if (::link(path_.c_str(), name.c_str()) == 0) {
-          backup = name;
-          break;
-        }
-        if (errno != EEXIST) break;
+      static std::atomic<unsigned> bak_counter{0};
+      auto fresh_name = [&] {
+        return hidden_name(path_, "bak." + std::to_string(::getpid()) + "." + std::to_string(bak_counter++));
+      };
+      if (uint64_t(st.st_size) <= kCopyBackupBytes && g_copies < kMaxCopies) backup = copy_backup(path_, st, fresh_name());
+      for (int attempt = 0; backup.dest.empty() && attempt < 100; ++attempt) {
+        const std::string link = fresh_name();
+        if (::link(path_.c_str(), link.c_str()) == 0) backup = Backup{link, "", path_, -1};
+        else if (errno != EEXIST) break;
       }
     }
   }
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const int e = errno;
-    if (!backup.empty()) ::unlink(backup.c_str());
+    if (backup.fd >= 0) ::close(backup.fd);
+    else if (!backup.dest.empty()) ::unlink(backup.source.c_str());
     throw Error(path_ + ": cannot rename " + tmp_ + " over it (" + errno_text(e) + ")");
   }
   done_ = true;
   if (lock.owns_lock()) {
     journal_locked(path_);
-    if (!backup.empty()) {
-      g_backups.emplace_back(backup, path_);
+    if (!backup.dest.empty()) {
+      if (backup.fd >= 0) ++g_copies;
       const size_t len = g_bak_len.load();
-      if (backup.size() + path_.size() + 2 + len <= kBackupArena) {
-        std::memcpy(g_bak_arena + len, backup.c_str(), backup.size() + 1);
-        std::memcpy(g_bak_arena + len + backup.size() + 1, path_.c_str(), path_.size() + 1);
-        g_bak_len.store(len + backup.size() + path_.size() + 2);
+      const size_t need = backup.source.size() + backup.stage.size() + backup.dest.size() + 3;
+      if (len + need <= kBackupArena) {
+        char* at = g_bak_arena + len;
+        for (const std::string* part : {&backup.source, &backup.stage, &backup.dest}) {
+          std::memcpy(at, part->c_str(), part->size() + 1);
+          at += part->size() + 1;
+        }
+        g_bak_len.store(len + need);
       }
+      g_backups.push_back(std::move(backup));
     }
   }
 }

@@ -27,10 +27,11 @@
 // handler, which walks a fixed arena of precomputed paths (no allocation).
 // A folder that existed is never listed, so what was in it before stays
 // (only --force's deletion of an old dump cannot be undone). A file that
-// existed and that commit() replaces keeps a second hard link under a
-// hidden name (".NAME.tmp.bak.PID.N") until the run ends: a failed or
-// interrupted run renames it back, a run that succeeds unlinks it. (A
-// SIGKILL leaves that link behind, beside the new file.) One mechanism
+// existed and that commit() replaces is kept until the run ends, so a
+// failed or interrupted run puts it back and one that succeeds drops it:
+// up to 64 MiB as a copy in an unnamed file (O_TMPFILE, nothing left even
+// on SIGKILL), larger as a second hard link under a hidden name
+// (".NAME.tmp.bak.PID.N", which a SIGKILL leaves beside the new file). One mechanism
 // for every command, none of which needs to know of it beyond OutputGuard.
 // Dumps commit files from several threads while a signal is handled on one
 // of them: naming a file, renaming it and listing it is a window the

@@ -236,6 +236,38 @@ TEST(NoPartialOutput, FailureOrSignalLeavesExistingFilesAsTheyWere) {
   }
 }
 
+// SIGKILL right after the Nth output is in place: nothing can clean up, but
+// nothing hidden is left either (the old files the run replaced were kept
+// as copies in unnamed files, which the kernel frees): each file holds its
+// old bytes or the run's whole new ones.
+TEST(NoPartialOutput, SigkillLeavesNoHiddenFile) {
+  if (sanitized()) GTEST_SKIP() << "LD_PRELOAD under ASan";
+  const Inputs s;
+  const std::string prog_dir = test::temp_dir("nopartial_kill_prog");
+  write_file_atomic(prog_dir + "/halt.s", "    sys.halt\n");
+  ASSERT_EQ(test::run_n3("asm " + prog_dir + "/halt.s -o " + prog_dir + "/halt.n3p").status, 0);
+  const std::string parent = test::temp_dir("nopartial_kill");
+  const std::string cmd = "sim --backend func --program " + prog_dir + "/halt.n3p --mem-out " + parent +
+                          "/f.img --stats " + parent + "/s.json";
+  const std::map<std::string, std::string> old = {{"f.img", "old image"}, {"s.json", "old stats"}};
+  const int killed = walk(cmd, "N3_TEST_KILL_RENAME", s, [&] {
+    fs::remove_all(parent);
+    fs::create_directories(parent);
+    for (const auto& [name, bytes] : old) write_file_atomic(parent + "/" + name, bytes);
+  }, [&](const Outcome& o) {
+    EXPECT_TRUE(WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGKILL) << o.status;
+    const auto now = snapshot(parent);
+    EXPECT_EQ(now.size(), old.size()) << "no hidden file beside the outputs";
+    int replaced = 0;
+    for (const auto& [name, bytes] : now) {
+      ASSERT_EQ(old.count(name), 1u) << name;
+      if (bytes != old.at(name)) ++replaced;
+    }
+    EXPECT_GE(replaced, 1) << "the killed run had replaced one";
+  });
+  EXPECT_GE(killed, 2);
+}
+
 // SIGINT right after the Nth output is in place (a real signal, mid-dump),
 // into an existing folder: the process dies of SIGINT and the parent is as
 // before, --out included.

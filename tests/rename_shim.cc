@@ -11,6 +11,8 @@
 //                            (raise): it is taken the moment that thread's
 //                            commit ends, before the run can go on, so the
 //                            outcome is the same every time
+//   N3_TEST_KILL_RENAME=N    the Nth rename succeeds, then SIGKILL: nothing
+//                            of n3 runs after it
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -38,5 +40,6 @@ extern "C" int rename(const char* from, const char* to) {
   const int rc = real(from, to);
   if (n == env_int("N3_TEST_SIGINT_RENAME")) ::kill(::getpid(), SIGINT);
   if (n == env_int("N3_TEST_RAISE_RENAME")) ::raise(SIGINT);
+  if (n == env_int("N3_TEST_KILL_RENAME")) ::raise(SIGKILL);
   return rc;
 }
