@@ -619,8 +619,9 @@ int default_lanes(int tokens, bool chain) { return !chain && tokens >= 16 ? 2 : 
 
 int largest_chunk(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int cap) {
   require(l2_bytes_for(cfg, f, hw, 1) <= hw.l2,
-          "compiler: even a one-token program needs " + std::to_string(l2_bytes_for(cfg, f, hw, 1)) +
-              " bytes of L2, more than the hardware file's memory.l2_bytes (" + std::to_string(hw.l2) + ")");
+          (hw.source.empty() ? std::string("the hardware file") : hw.source) + ": memory.l2_bytes (" +
+              std::to_string(hw.l2) + ") is less than the " + std::to_string(l2_bytes_for(cfg, f, hw, 1)) +
+              " bytes of L2 even a one-token program of this model needs (compiler)");
   int best = 1;
   for (int t = 2; t <= cap; ++t)
     if (l2_bytes_for(cfg, f, hw, t) <= hw.l2) best = t;

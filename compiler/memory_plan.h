@@ -41,6 +41,8 @@ struct HwLimits {
   // Bytes the memory roofline moves in one DDR latency: what a small read
   // costs beyond its size (the residency planner's weighting; 0: size only).
   uint64_t ddr_latency_bytes = 0;
+  // The hardware file these come from, for messages ("" when made in code).
+  std::string source;
 };
 
 // A weight held in L2 for the whole run (compiler/residency.h): a byte-exact

@@ -26,7 +26,7 @@ int cmd_run(const Args& a) {
   int max_new = 0;
   float temperature = 0, top_p = 1, rep = 1;
   int top_k = 0;
-  uint64_t seed = 0;
+  std::string seed;  // parse_count: po's uint64_t took "-1" as 2^64 - 1
   std::vector<int> stop;
   d.add_options()("backend", po::value(&backend)->default_value("golden"), "golden | func | systemc | cuda")(
       "model", po::value(&model)->required(), "checkpoint dir or .n3w file")(
@@ -71,7 +71,7 @@ int cmd_run(const Args& a) {
   if (vm.count("top-k")) sc.top_k = top_k;
   if (vm.count("top-p")) sc.top_p = top_p;
   if (vm.count("repetition-penalty")) sc.repetition_penalty = rep;
-  if (vm.count("seed")) sc.seed = seed;
+  if (vm.count("seed")) sc.seed = parse_count(seed, "--seed", 0, UINT64_MAX);
   sc.max_new = max_new;
   sc.stop_ids = stop;
 

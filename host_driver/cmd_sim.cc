@@ -6,6 +6,7 @@
 // docs/timing.md the SystemC backend.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -49,8 +50,12 @@ void load_spec(const std::string& spec, sim::Memory& mem) {
     NpyArray arr = read_npy(file);
     bytes = std::move(arr.bytes);
   } else {
+    // A device or FIFO has no size to read: /dev/zero "loaded" nothing.
+    std::error_code ec;
+    require(std::filesystem::is_regular_file(file, ec), "--load " + spec + ": " + file + " is not a regular file");
     bytes = read_file_bytes(file);
   }
+  require(!bytes.empty(), "--load " + spec + ": " + file + " holds no bytes (nothing to load)");
   sim::SpaceMemory& m = mem.space(static_cast<isa::Space>(sp));
   require(m.in_range(addr, bytes.size()), "--load " + spec + ": " + std::to_string(bytes.size()) +
                                               " bytes at " + a + " do not fit " + m.name() + " (" +
@@ -158,6 +163,8 @@ int cmd_sim(const Args& a) {
       written.add(rtl::rtl_vcd_path(rtl_cli.vcd, u, rtl_units.size()));
     }
 #endif
+  // A trap (a runaway program's step limit, a bad address) names the program file too.
+  try {
 #ifdef N3_HAVE_SYSTEMC
   if (systemc) {
     const timing::Params tp = timing::load_params(hwc);
@@ -199,6 +206,9 @@ int cmd_sim(const Args& a) {
 #else
   s.run();
 #endif
+  } catch (const sim::Trap& e) {
+    throw Error(program + ": " + e.what());
+  }
 
   if (!dump.empty()) {
     written.prepare_dir(dump, force);

@@ -58,6 +58,7 @@ comp::HwLimits hw_limits(const HwConfig& hw) {
   h.wbuf = uint64_t(hw.weight_buffer_bytes());
   h.kv_cap = hw.kv.cap_tokens.value;
   h.ddr_latency_bytes = hw.ddr_latency_bytes();
+  h.source = hw.path;
   return h;
 }
 

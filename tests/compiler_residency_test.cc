@@ -23,7 +23,7 @@ using test::run_n3;
 struct Plan {
   ModelConfig cfg = load_model_config(test::source_dir() + "/configs/models/tiny.yaml");
   num::Formats f;
-  comp::HwLimits hw{1ull << 26, 1835008, 1 << 18, 256, 1313};
+  comp::HwLimits hw{1ull << 26, 1835008, 1 << 18, 256, 1313, ""};
 };
 
 TEST(CompilerResidency, FillsTheFreeL2InPriorityOrderWithinTheBudget) {

@@ -19,7 +19,7 @@ namespace {
 struct Fixture {
   ModelConfig cfg = load_model_config(test::source_dir() + "/configs/models/tiny.yaml");
   num::Formats f;
-  comp::HwLimits hw{1ull << 26, 1835008, 1 << 18, 256};
+  comp::HwLimits hw{1ull << 26, 1835008, 1 << 18, 256, 0, ""};
   comp::Layout lay = comp::plan_layout(cfg, f, hw, 2);
   comp::Compiled c = [&] {
     comp::CompileOptions o;

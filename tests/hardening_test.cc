@@ -151,6 +151,26 @@ TEST(Hardening, NpyHeaderWithoutItsBracesIsRefused) {
   EXPECT_NE(r.err.find("malformed npy header"), std::string::npos) << r.err;
 }
 
+// Sixth review: --load from a device "loaded" nothing with exit 0, and
+// run --seed -1 was taken as 2^64 - 1 (synth refused it).
+TEST(Hardening, LoadFromADeviceAndANegativeSeedAreRefused) {
+  const std::string dir = test::temp_dir("harden_dev");
+  const RunResult z = run_n3("sim --backend func --program " + halt_program(dir) + " --load ddr:0x0=/dev/zero");
+  EXPECT_EQ(z.status, 2) << z.err;
+  EXPECT_EQ(lines(z.err), 1) << z.err;
+  EXPECT_NE(z.err.find("/dev/zero is not a regular file"), std::string::npos) << z.err;
+  std::ofstream(dir + "/empty.bin").flush();
+  const RunResult e = run_n3("sim --backend func --program " + halt_program(dir) + " --load ddr:0x0=" + dir + "/empty.bin");
+  EXPECT_EQ(e.status, 2) << e.err;
+  EXPECT_NE(e.err.find("empty.bin holds no bytes"), std::string::npos) << e.err;
+  write_npy_header(dir + "/ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", std::string(8, '\1'));
+  const RunResult s = run_n3("run --backend golden --model " + test::tiny_n3w() + " --ids " + dir +
+                             "/ids.npy --max-new 1 --temperature 1 --seed -1");
+  EXPECT_EQ(s.status, 2) << s.err;
+  EXPECT_EQ(lines(s.err), 1) << s.err;
+  EXPECT_NE(s.err.find("--seed: '-1' is not a whole number"), std::string::npos) << s.err;
+}
+
 // `top: br.al target=top` ran ~5 minutes under the old 4e9 default.
 TEST(Hardening, RunawayProgramEndsWithinSecondsAndMaxStepsIsChecked) {
   const std::string dir = test::temp_dir("harden_loop");
@@ -159,7 +179,9 @@ TEST(Hardening, RunawayProgramEndsWithinSecondsAndMaxStepsIsChecked) {
   const auto t0 = std::chrono::steady_clock::now();
   const RunResult r = run_n3("sim --backend func --program " + dir + "/loop.n3p");
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(dir + "/loop.n3p: trap step_limit"), std::string::npos) << "names the program: " << r.err;
   EXPECT_NE(r.err.find("--max-steps"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("16777216"), std::string::npos) << "the default limit, 2^24: " << r.err;
   std::printf("runaway program stopped after %.2f s (default --max-steps)\n", s);
@@ -247,6 +269,14 @@ TEST(Hardening, FailedCompileLeavesNoOutput) {
   EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find(hw + ":"), std::string::npos) << "names the file: " << r.err;
   EXPECT_NE(r.err.find("'memory.l2_bytes' must be a multiple of 16"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out)) << "a failed compile left " << out;
+  // An L2 on the grid but too small for any program: the compiler's refusal
+  // names the file and the key too.
+  const std::string small = test::hw_variant("harden_l2_small", {{"memory.l2_bytes", "4096"}});
+  const RunResult s = run_n3("compile --model " + test::source_dir() + "/configs/models/tiny.yaml --hw " + small + " -o " + out);
+  EXPECT_EQ(s.status, 2) << s.err;
+  EXPECT_EQ(lines(s.err), 1) << s.err;
+  EXPECT_NE(s.err.find(small + ": memory.l2_bytes (4096) is less than"), std::string::npos) << s.err;
   EXPECT_FALSE(fs::exists(out)) << "a failed compile left " << out;
 }
 

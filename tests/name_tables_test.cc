@@ -106,7 +106,7 @@ TEST(DumpNames, ManifestOpIsTheTableNameOrLayerOut) {
 TEST(DumpNames, CompiledCapturesComeFromTheTable) {
   const ModelConfig c = tiny();
   const num::Formats f;
-  const comp::HwLimits hw{1ull << 26, 1835008, 1 << 18, 256, 1313};
+  const comp::HwLimits hw{1ull << 26, 1835008, 1 << 18, 256, 1313, ""};
   const comp::Layout lay = comp::plan_layout(c, f, hw, 4);
   comp::CompileOptions opt;
   opt.tokens = 2;

@@ -78,7 +78,8 @@ TEST(SimFuncCli, TrapIsOneLineAndWritesNothing) {
   ASSERT_EQ(run_n3("asm " + dir + "/t.s -o " + dir + "/t.n3p").status, 0);
   const RunResult r = run_n3("sim --backend func --program " + dir + "/t.n3p --mem-out " + dir + "/o.img");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err.find("n3 sim: error: trap hazard at instruction 1 (cvo.exp dst=x a=x): "), 0u) << r.err;
+  EXPECT_EQ(r.err.find("n3 sim: error: " + dir + "/t.n3p: trap hazard at instruction 1 (cvo.exp dst=x a=x): "), 0u)
+      << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
   EXPECT_FALSE(file_exists(dir + "/o.img"));
   EXPECT_EQ(run_n3("sim --backend func --program " + dir + "/t.n3p --no-hazard-check").status, 0);
