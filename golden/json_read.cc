@@ -23,7 +23,12 @@ nlohmann::json parse_json_file(const char* first, const char* last, const std::s
   };
   std::vector<Frame> open;
   std::string dup;  // the first repeated key's message; reported after parsing
-  auto on_event = [&](int, Event ev, nlohmann::json& parsed) {
+  auto on_event = [&](int depth, Event ev, nlohmann::json& parsed) {
+    // Nesting is bounded while parsing: printing or walking a value nested
+    // 100 000 deep recursed off the stack (n3 diff of such a manifest.json
+    // died of SIGSEGV). No JSON n3 reads nests more than a few levels.
+    if ((ev == Event::object_start || ev == Event::array_start) && depth >= kMaxJsonDepth)
+      throw Error(where + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     switch (ev) {
       case Event::object_start: open.emplace_back(); break;
       case Event::object_end:

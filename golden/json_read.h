@@ -14,6 +14,9 @@ namespace n3 {
 // on a syntax error and "WHERE: key 'K' appears twice in OBJECT" (OBJECT:
 // the enclosing keys, "the top-level object" at depth 0) on a repeated key
 // at any depth. Keys and paths in messages are clipped to 80 characters.
+// Nesting deeper than kMaxJsonDepth objects/arrays is refused ("WHERE: JSON
+// nested deeper than 64 levels") while parsing.
+constexpr int kMaxJsonDepth = 64;
 nlohmann::json parse_json_file(const char* first, const char* last, const std::string& where);
 inline nlohmann::json parse_json_file(const std::string& text, const std::string& where) {
   return parse_json_file(text.data(), text.data() + text.size(), where);

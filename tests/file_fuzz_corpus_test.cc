@@ -240,6 +240,29 @@ TEST(FileFuzzRegression, ManifestEntryKindsAndRangeAreNamed) {
                   "X: malformed manifest: tensor #0 lacks 'name'");
 }
 
+// A manifest nested 100 000 deep (200 KB) killed n3 diff with SIGSEGV: the
+// message printed the value, recursing off the stack. Every user JSON now
+// refuses nesting past kMaxJsonDepth while it is parsed; 64 levels still read.
+TEST(FileFuzzRegression, DeeplyNestedJsonIsRefused) {
+  const std::string head = R"({"format": "n3-dump", "version": 1, "tensors": )";
+  const std::string deep = head + std::string(100000, '[') + std::string(100000, ']') + "}";
+  expect_one_line(refusal([&] { parse_manifest(deep, "X"); }), "X: JSON nested deeper than 64 levels");
+  const std::string meta = R"({"format": "n3-dump", "version": 1, "tensors": [], "meta": )";
+  expect_one_line(refusal([&] { parse_manifest(meta + std::string(5000, '[') + std::string(5000, ']') + "}", "X"); }),
+                  "X: JSON nested deeper than 64 levels");
+  // The limit exactly: 64 nested arrays parse, 65 do not.
+  EXPECT_NO_THROW(parse_json_file(std::string(64, '[') + std::string(64, ']'), "X"));
+  expect_one_line(refusal([&] { parse_json_file(std::string(65, '[') + std::string(65, ']'), "X"); }),
+                  "X: JSON nested deeper than 64 levels");
+  std::string hdr = R"({"a": )" + std::string(200000, '[') + std::string(200000, ']') + "}";
+  std::vector<char> st(8);
+  const uint64_t n = hdr.size();
+  for (int i = 0; i < 8; ++i) st[size_t(i)] = char((n >> (8 * i)) & 0xff);
+  st.insert(st.end(), hdr.begin(), hdr.end());
+  expect_one_line(refusal([&] { parse_safetensors(reinterpret_cast<const uint8_t*>(st.data()), st.size(), "X"); }),
+                  "JSON nested deeper than 64 levels");
+}
+
 // data_offsets of 2^64 (read by nlohmann as a float) was "must hold
 // non-negative integers (has 1.8446744073709552e+19)".
 TEST(FileFuzzRegression, SafetensorsOffsetBeyond2To64IsOutOfRange) {
