@@ -129,11 +129,18 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& what) {
   while (std::getline(ss, tok, ',')) {
     size_t b = tok.find_first_not_of(" ");
     if (b == std::string::npos) continue;
+    // A whole dimension: "4.0" or "4x" were read as 4 (stoll stops at the
+    // first non-digit); numpy refuses them. (Python 2's numpy wrote "4L".)
+    const std::string t = tok.substr(b);
+    size_t used = 0;
     try {
-      a.shape.push_back(std::stoll(tok.substr(b)));
+      a.shape.push_back(std::stoll(t, &used));
     } catch (...) {
       throw Error(what + ": bad shape " + sh);
     }
+    const size_t rest = t.find_first_not_of(" ", used);
+    require(rest == std::string::npos || (t[rest] == 'L' && t.find_first_not_of(" ", rest + 1) == std::string::npos),
+            what + ": bad shape " + sh + " (a dimension is not a whole number)");
     require(a.shape.back() >= 0, what + ": bad shape " + sh);
   }
   // Checked: a shape like (2^31, 2^31) must not wrap to a small byte count

@@ -240,6 +240,28 @@ TEST(FileFuzzRegression, ManifestEntryKindsAndRangeAreNamed) {
                   "X: malformed manifest: tensor #0 lacks 'name'");
 }
 
+// A float or suffixed dimension in an .npy shape ("4.0", "4x") was read as 4.
+TEST(FileFuzzRegression, NpyShapeDimensionMustBeWhole) {
+  auto npy = [](const std::string& shape) {
+    std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    while ((10 + h.size() + 1) % 64 != 0) h += ' ';
+    h += '\n';
+    std::string b = std::string("\x93NUMPY\x01\x00", 8);
+    b += char(h.size() & 0xff);
+    b += char(h.size() >> 8);
+    return b + h + std::string(16, '\0');
+  };
+  for (const std::string bad : {"(4.0,)", "(2, 2x)", "(4e0,)"}) {
+    const std::string b = npy(bad);
+    expect_one_line(refusal([&] { parse_npy(reinterpret_cast<const uint8_t*>(b.data()), b.size(), "X"); }),
+                    "X: bad shape " + bad);
+  }
+  for (const std::string good : {"(4,)", "(2, 2)", "(4L,)"}) {
+    const std::string b = npy(good);
+    EXPECT_NO_THROW(parse_npy(reinterpret_cast<const uint8_t*>(b.data()), b.size(), "X")) << good;
+  }
+}
+
 // A manifest nested 100 000 deep (200 KB) killed n3 diff with SIGSEGV: the
 // message printed the value, recursing off the stack. Every user JSON now
 // refuses nesting past kMaxJsonDepth while it is parsed; 64 levels still read.
