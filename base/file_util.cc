@@ -26,6 +26,9 @@ void require_regular(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
   require(!S_ISDIR(st.st_mode), path + ": is a directory, not a file");
+  // Opening a FIFO with no writer blocks for ever (and one with a writer has
+  // no size to read): refused before the open.
+  require(!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode), path + ": is a FIFO or socket, not a regular file");
 }
 }  // namespace
 
@@ -58,6 +61,7 @@ bool file_exists(const std::string& path) { return fs::exists(path); }
 bool is_directory(const std::string& path) { return fs::is_directory(path); }
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
+  require_regular(path);
   int fd = ::open(path.c_str(), O_RDONLY);
   require(fd >= 0, path + ": cannot open (" + std::strerror(errno) + ")");
   struct stat st;

@@ -171,6 +171,23 @@ TEST(Hardening, LoadFromADeviceAndANegativeSeedAreRefused) {
   EXPECT_NE(s.err.find("--seed: '-1' is not a whole number"), std::string::npos) << s.err;
 }
 
+// A FIFO given as an input blocked for ever in open() (no writer): refused
+// before the open, for the file readers and the mapped ones alike.
+TEST(Hardening, AFifoAsAnInputIsRefusedWithoutBlocking) {
+  const std::string dir = test::temp_dir("harden_fifo");
+  ASSERT_EQ(::mkfifo((dir + "/in.npy").c_str(), 0600), 0);
+  for (const std::string& args :
+       {"golden --model " + test::tiny_n3w() + " --ids " + dir + "/in.npy --dump " + dir + "/d",
+        "sim --backend func --program " + dir + "/in.npy", "diff " + dir + "/in.npy " + dir + "/in.npy",
+        "estimate --model " + test::source_dir() + "/configs/models/tiny.yaml --hw " + dir + "/in.npy"}) {
+    const RunResult r = run_n3(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(dir + "/in.npy"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/d")) << args;
+  }
+}
+
 // `top: br.al target=top` ran ~5 minutes under the old 4e9 default.
 TEST(Hardening, RunawayProgramEndsWithinSecondsAndMaxStepsIsChecked) {
   const std::string dir = test::temp_dir("harden_loop");
