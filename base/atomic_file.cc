@@ -419,7 +419,12 @@ void probe_output_folder(const std::string& dir, const std::string& path, const 
   ::close(fd);
 }
 
-void check_output_path(const std::string& path, const std::string& what) {
+namespace {
+
+// check_output_path without the probe: AtomicFile's own O_TMPFILE open right
+// after it is the proof, and a dump commits thousands of files (one open
+// each, not two).
+void check_output_path_shape(const std::string& path, const std::string& what) {
   require(!path.empty(), what + ": empty output path");
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
@@ -434,11 +439,18 @@ void check_output_path(const std::string& path, const std::string& what) {
     throw Error(what + " " + path + ": folder " + dir + " does not exist (" + errno_text(errno) + ")");
   require(S_ISDIR(st.st_mode), what + " " + path + ": " + dir + " is not a directory");
   require(::access(dir.c_str(), W_OK) == 0, what + " " + path + ": folder " + dir + " is not writable");
-  probe_output_folder(dir, path, what);
+  check_output_names(path, what);
+}
+
+}  // namespace
+
+void check_output_path(const std::string& path, const std::string& what) {
+  check_output_path_shape(path, what);
+  probe_output_folder(folder_of(path), path, what);
 }
 
 AtomicFile::AtomicFile(const std::string& path) : path_(path) {
-  check_output_path(path, "output");
+  check_output_path_shape(path, "output");
   // First choice: an unnamed file in the destination's folder (O_TMPFILE).
   // Nothing names it until commit(), so even SIGKILL (an OOM kill, a batch
   // scheduler's hard timeout) leaves nothing behind: the kernel frees it.
