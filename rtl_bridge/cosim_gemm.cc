@@ -3,8 +3,7 @@
 // core), one instruction per vector (the GEMV generator's MV jobs with
 // GemmDraw: T and N ragged around the array), every output compared bit
 // for bit, and the engine's cycles against the SystemC model's GEMM formula
-// (sim/systemc/engines.cc, MacUnit::model) with the weights on chip:
-// ceil(MACs / (rows x cols x macs_per_pe)) + gemm_setup_cycles + rows + cols.
+// (timing::gemm_cycles, as MacUnit::model charges it) with the weights on chip.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +17,7 @@
 #include "rtl_bridge/gemm_rtl.h"
 #include "rtl_bridge/gemv_vectors.h"
 #include "sim/func_sim.h"
+#include "sim/systemc/timing.h"
 #include "sim/systemc/npu.h"
 
 namespace n3::rtl {
@@ -52,13 +52,12 @@ struct Harness : sc_core::sc_module {
     sc_core::sc_stop();
   }
 
-  // The SystemC model's GEMM cycles (MacUnit::model, weights on chip) on
-  // the array the RTL was built as, with the hardware file's setup.
-  double model_cycles(int64_t T, int64_t K, int64_t N) const {
-    const GemmArray a = gemm_rtl_array();
-    const double macs = double(T) * double(N) * double(K);
-    return std::ceil(macs / double(a.rows * a.cols * a.macs_per_pe)) + double(hw_.timing.gemm_setup_cycles.value) +
-           double(a.rows + a.cols);
+  // The SystemC model's GEMM cycles (MacUnit::model, weights on chip:
+  // timing::gemm_cycles) less its activation stream, on the hardware file
+  // the RTL was built as (gemm_rtl_array() is checked against it).
+  double model_cycles(int64_t T, int64_t K, int64_t N, int act_bytes, int block) const {
+    const timing::GemmCycles m = timing::gemm_cycles(hw_, T, K, N, act_bytes, block);
+    return m.total() - m.act;
   }
 
   void one(int64_t index) {
@@ -120,7 +119,7 @@ struct Harness : sc_core::sc_module {
         rep_.first_mismatch = s.str();
       }
     }
-    const double model = model_cycles(T, K, N);
+    const double model = model_cycles(T, K, N, g.src.d.dtype == isa::Dtype::F32 ? 4 : 2, g.formats.bfp_block);
     static const bool verbose = std::getenv("N3_COSIM_GEMM_VERBOSE") != nullptr;
     if (verbose)
       log_ << "vector " << index << " " << g.kind << " class " << g.cls << " T " << T << " K " << K << " N " << N

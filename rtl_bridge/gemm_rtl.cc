@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "isa/verify.h"
+#include "sim/systemc/timing.h"
 
 namespace n3::rtl {
 
@@ -145,26 +146,16 @@ void GemmRtl::set_stalls(double act, double weight, double result, uint64_t seed
 // tokens; the last token leaves the array ROWS + COLS - 1 clocks after it
 // entered, and its result beat follows.
 int64_t GemmRtl::act_cycles(int64_t T, int64_t K, int abits, int B) {
-  const int64_t epb = 256 / abits;
-  int64_t beat_clocks = 0;
-  for (int64_t at = 0; at < K; at += epb) {
-    const int64_t cnt = std::min(epb, K - at);
-    beat_clocks += B >= epb ? 1 : (cnt + B - 1) / B;
-  }
-  return T * beat_clocks;
+  return T * timing::blocker_clocks(K, 256 / abits, B);
 }
 
+// The model's formula (timing::gemm_array_clocks) at the Verilated shape:
+// the cosim holds the RTL to it on every stall-free vector, so the model
+// and the RTL cannot drift apart.
 int64_t GemmRtl::formula_cycles(int64_t T, int64_t K, int64_t N, int abits, int B) {
   const int64_t run_start = act_cycles(T, K, abits, B) + 3;
   const int64_t tiles = (N + kCols - 1) / kCols * ((K + kKt - 1) / kKt);
-  std::vector<int64_t> s(static_cast<size_t>(tiles)), b(static_cast<size_t>(tiles));
-  for (size_t i = 0; i < s.size(); ++i) {
-    b[i] = i == 0 ? 1 : b[i - 1] + kRows;               // the loader takes one tile after another
-    if (i >= 2) b[i] = std::max(b[i], s[i - 2] + T);   // into the bank tile i - 2 has left
-    s[i] = std::max(run_start, b[i] + kRows);
-    if (i >= 1) s[i] = std::max(s[i], s[i - 1] + T);
-  }
-  return s.back() + T + kRows + kCols;
+  return run_start + timing::gemm_array_clocks(T, tiles, kRows, run_start) + kRows + kCols;
 }
 
 GemmRun GemmRtl::run(const sim::Issued& in, const sim::Memory& mem) {

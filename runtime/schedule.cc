@@ -133,8 +133,7 @@ ProgramWork program_work(const comp::Compiled& c, const comp::Layout& lay, const
       w.weight_bytes += wb;
       if (n.engine == kGemm) {
         w.gemm_macs += macs;
-        own = (std::ceil(macs / double(hw.gemm_macs_per_clk_total())) + double(p.timing.gemm_setup_cycles.value) +
-               double(hw.compute.gemm_rows.value + hw.compute.gemm_cols.value)) * clk;
+        own = timing::gemm_cycles(p, in).total() * clk;
       } else {
         w.gemv_macs += macs;
         own = timing::gemv_cycles(p, timing::gemv_shape(in, hw.numerics.formats.bfp_block)).total() * clk;

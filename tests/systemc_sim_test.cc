@@ -313,8 +313,12 @@ TEST(SystemcMicro, GemvAndGemmShareTheWeightBuffers) {
   // weight buffers (slots handed to one engine at a time). The channel moves
   // both: 2 x 528 384 / 27.36 = 38 624.4 clocks, + latency 51.2, + the GEMM's
   // setup 3, array drain 64 and [2, 1024] bf16 result into L2 (4 096 / 32 =
-  // 128) = 38 870.6 clocks (its last tile's 8 MAC clocks hide in rounding).
-  const double hand = 2 * 528384.0 / kDdrBytesPerClk + kDdrLatency + 3 + 64 + 128;
+  // 128) = 38 870.6 clocks. With 2 tokens the array is bound by its weight
+  // loads (32 clocks a 32 x 64 tile: 2 x 2 + 510 x 32 = 16 324 clocks for
+  // the 512 tiles, docs/rtl_gemm.md "Cycles"), and it takes a 128 KiB slot
+  // once the slot has landed: its last full slot lands at the channel's end,
+  // and its share, 16 324 x 131 072 / 528 384 = 4 049.3 clocks, follows.
+  const double hand = 2 * 528384.0 / kDdrBytesPerClk + kDdrLatency + 3 + 64 + 128 + 16324.0 * 131072 / 528384;
   json j;
   const double c = sim_cycles("wbuf_shared", R"(
 .desc w1 dtype=int4 space=ddr base=0x0 rows=1024 cols=1024 row_stride=512 scale_mode=row scale_base=0x80000 scale_stride=4

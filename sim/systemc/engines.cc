@@ -138,10 +138,14 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
   double compute_all, setup, drain, act = 0, land = 0, row_work = 0;
   if (gemm) {
     c_.gemm_macs += static_cast<uint64_t>(macs);
-    compute_all = std::ceil(double(macs) / double(p.gemm_macs_per_clk_total())) * clk;
-    setup = double(p.timing.gemm_setup_cycles.value) * clk;
-    // The systolic array drains through its rows and columns.
-    drain = double(p.compute.gemm_rows.value + p.compute.gemm_cols.value) * clk;
+    // timing::gemm_cycles, the RTL array's formula: weight tiles through two
+    // banks (bound by their loads when T < rows), then the skew out.
+    const timing::GemmCycles g = timing::gemm_cycles(p, in);
+    compute_all = g.compute * clk;
+    setup = g.setup * clk;
+    act = g.act * clk;
+    row_work = g.tile_work * clk;
+    drain = g.drain * clk;
   } else {
     // timing::gemv_cycles: outputs dealt to the cores in turn, the unit
     // finishes with its busiest core, then drains through the adder trees.

@@ -118,16 +118,14 @@ double sfu_cycles(const Params& p, const sim::Issued& in) {
   return head + sfu_latency_cycles(p, f);
 }
 
-namespace {
-
-// Clocks of the engine's BFP blocker over `len` elements arriving `per_beat`
-// a clock: a beat is one clock unless it spans several blocks (one block a clock).
 int64_t blocker_clocks(int64_t len, int64_t per_beat, int64_t block) {
   if (block >= per_beat) return (len + per_beat - 1) / per_beat;
   int64_t n = 0;
   for (int64_t at = 0; at < len; at += per_beat) n += (std::min(per_beat, len - at) + block - 1) / block;
   return n;
 }
+
+namespace {
 
 // Pipeline stages of the RTL engine that no hardware-file key sets
 // (docs/rtl_gemv.md, "GEMV engine"): the activation blocker's register; the
@@ -219,6 +217,47 @@ GemvShape gemv_shape(isa::GemvMode mode, const sim::View& y, const sim::View& x,
 
 GemvShape gemv_shape(const sim::Issued& in, int block) {
   return gemv_shape(static_cast<isa::GemvMode>(in.sub->value), in.op("dst"), in.op("src"), in.op("w"), block);
+}
+
+int64_t gemm_array_clocks(int64_t T, int64_t tiles, int64_t rows, int64_t run_start) {
+  // s: the clock a tile's first token enters; b: the clock its load starts
+  // (after the previous load, into the bank the tile two before has left).
+  // From the third tile on both advance max(T, rows) a tile (checked
+  // against the whole recurrence in tests/systemc_timing_test.cc), so the
+  // recurrence runs over the first few tiles only: an LM head has 2^18.
+  const int64_t exact = std::min<int64_t>(tiles, 8);
+  int64_t b1 = 0, s1 = 0, s2 = 0, s = run_start - T;
+  for (int64_t i = 0; i < exact; ++i) {
+    int64_t b = i == 0 ? 1 : b1 + rows;
+    if (i >= 2) b = std::max(b, s2 + T);
+    s = std::max(run_start, b + rows);
+    if (i >= 1) s = std::max(s, s1 + T);
+    b1 = b;
+    s2 = s1;
+    s1 = s;
+  }
+  s += (tiles - exact) * std::max(T, rows);
+  return s + T - run_start;
+}
+
+GemmCycles gemm_cycles(const Params& p, int64_t T, int64_t K, int64_t N, int act_bytes, int block) {
+  const int64_t R = p.compute.gemm_rows.value, C = p.compute.gemm_cols.value;
+  const int64_t kt = R * p.timing.gemm_macs_per_pe.value;  // K elements a tile
+  const int64_t port = p.l2_word_bytes() * p.timing.l2_port_words.value;
+  const int64_t per_beat = std::max<int64_t>(port / std::max(act_bytes, 1), 1);
+  GemmCycles g;
+  g.act = double(T * blocker_clocks(K, per_beat, std::max(block, 1)));
+  g.setup = double(p.timing.gemm_setup_cycles.value);
+  g.tiles = std::max<int64_t>((N + C - 1) / C, 1) * std::max<int64_t>((K + kt - 1) / kt, 1);
+  g.compute = double(gemm_array_clocks(T, g.tiles, R, int64_t(g.act + g.setup)));
+  g.drain = double(R + C);
+  g.tile_work = double(R + T);
+  return g;
+}
+
+GemmCycles gemm_cycles(const Params& p, const sim::Issued& in) {
+  const sim::View &x = in.op("src"), &w = in.op("w");
+  return gemm_cycles(p, x.rows, x.cols, w.rows, x.d.dtype == isa::Dtype::F32 ? 4 : 2, p.numerics.formats.bfp_block);
 }
 
 double on_clock(double t, double origin_ps, double clk_ps) {

@@ -93,6 +93,31 @@ GemvShape gemv_shape(const sim::Issued& in, int block);
 // own work (row_work_ps, on one core) follows its arrival whole.
 double mac_stream_end_ps(double start_ps, const std::vector<std::pair<double, int64_t>>& tiles, double compute_ps,
                          double land_to_mac_ps = 0, double row_work_ps = 0);
+// Core clock cycles of one gemm.mv (src [T, K] x w [N, K]^T) on the
+// weight-stationary array (docs/rtl_gemm.md "Cycles", the RTL's own
+// formula: rtl_bridge/gemm_rtl.cc uses this) with every stream ready:
+// the activation stream (one L2 port's width a clock, BFP blocks as
+// GEMV's), gemm_setup_cycles, the array's clocks from its start until the
+// last tile's last token has entered, then the rows + cols skew out.
+// The array holds two weight tiles (rows x rows*macs_per_pe weights x cols)
+// and loads a tile in `rows` clocks, so with T < rows it is bound by its
+// weight loads, and a ragged tile costs a whole one.
+struct GemmCycles {
+  double act = 0, setup = 0, compute = 0, drain = 0;
+  double tile_work = 0;  // the last weight tile's own clocks (its load, its T tokens): follow its arrival
+  int64_t tiles = 0;
+  double total() const { return act + setup + compute + drain; }
+};
+GemmCycles gemm_cycles(const Params& p, int64_t T, int64_t K, int64_t N, int act_bytes, int block);
+GemmCycles gemm_cycles(const Params& p, const sim::Issued& in);
+// The array part: `tiles` weight tiles of `rows` load clocks each through
+// two banks, T tokens a tile, the array free to start at clock `run_start`
+// (the loader starts at clock 1, so the first two tiles preload while the
+// activations stream); clocks from run_start to the last tile's last token.
+int64_t gemm_array_clocks(int64_t T, int64_t tiles, int64_t rows, int64_t run_start);
+// Clocks of the GEMV/GEMM engines' BFP blocker over `len` elements arriving
+// `per_beat` a clock: a beat is one clock unless it spans several blocks.
+int64_t blocker_clocks(int64_t len, int64_t per_beat, int64_t block);
 // Times on the engine's clock: `t` rounded up to a whole number of clocks
 // after `origin_ps` (a row that lands between two edges is taken at the next).
 double on_clock(double t, double origin_ps, double clk_ps);
