@@ -243,6 +243,10 @@ const std::vector<Key>& schema() {
        "slots of the weight buffers the weight stream cycles through (default 2: double buffering; at most the "
        "weight buffers' bytes)",
        [](HwConfig& h) { return at(h.timing.wbuf_tiles); }},
+      {"timing.wbuf_prefetch_tiles", kOptional, kNonNeg,
+       "weight-buffer slots the GEMV's weight stream may fill with its next queued instruction's read-only weights "
+       "before that instruction's tokens (default 0: no prefetch; at most timing.wbuf_tiles)",
+       [](HwConfig& h) { return at(h.timing.wbuf_prefetch_tiles); }},
       {"timing.sfu_passes_softmax", kOptional, kPos, "SFU reads of a row for softmax",
        [](HwConfig& h) { return at(h.timing.sfu_passes_softmax); }},
       {"timing.sfu_passes_rmsnorm", kOptional, kPos, "SFU reads of a row for RMSNorm",
@@ -366,6 +370,9 @@ void check_across(const HwConfig& hw, const std::map<std::string, std::string>& 
   require(!hw.timing.wbuf_tiles.given || hw.timing.wbuf_tiles.value <= hw.weight_buffer_bytes(),
           where("timing.wbuf_tiles") + "timing.wbuf_tiles must be at most the weight buffers' bytes (" +
               std::to_string(hw.weight_buffer_bytes()) + ")");
+  require(hw.timing.wbuf_prefetch_tiles.value <= hw.timing.wbuf_tiles.value,
+          where("timing.wbuf_prefetch_tiles") + "timing.wbuf_prefetch_tiles must be at most timing.wbuf_tiles (" +
+              std::to_string(hw.timing.wbuf_tiles.value) + ")");
   // The ISA places L2 buffers at 16-byte (L2 word) aligned bases, counted
   // down from the top of L2: a size off that grid broke the compiler with a
   // "descriptor base not aligned" no other command saw (golden and run took

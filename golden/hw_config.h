@@ -66,6 +66,9 @@ struct HwTiming {
       dispatch_cycles, ctl_cycles, dma_setup_cycles, dma_job_cycles, dma_lanes, gemv_setup_cycles, gemv_drain_cycles, gemm_setup_cycles,
       gemm_macs_per_pe, sfu_setup_cycles, sfu_latency_cycles;
   HwValue<int64_t> wbuf_tiles{2};  // double buffering unless said
+  // Weight-buffer slots the GEMV's weight stream may fill for its next
+  // queued instruction before that instruction's tokens (0: no prefetch).
+  HwValue<int64_t> wbuf_prefetch_tiles{0};
   HwValue<int64_t> sfu_passes_softmax, sfu_passes_rmsnorm, sfu_passes_gtopk, sfu_passes_magmatch;
   // The SFU's command transfer, and its pipeline depth per function class
   // (sfu_latency_cycles: one step of f32 arithmetic then the rounding;

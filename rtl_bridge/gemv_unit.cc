@@ -50,6 +50,11 @@ class RtlGemvUnit : public sc::MacUnit {
     for (const char* f : {"src", "w"}) shadow_.load(c_.sim->memory(), in.op(f), in.pc);
   }
 
+  // No weight prefetch (timing.wbuf_prefetch_tiles): the bridge streams an
+  // instruction's tiles only once the RTL engine has it; prefetched tiles
+  // would need the engine's weight port fed ahead of its command.
+  void before_tokens(const sim::Issued&) override {}
+
   Timed model(const sim::Issued& in) override {
     const timing::Params& p = c_.p;
     const double now = c_.now_ps(), clk = p.core_ps();

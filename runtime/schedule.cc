@@ -82,6 +82,20 @@ double ProgramWork::bound_s() const {
   return b;
 }
 
+// The bytes of a GEMV's weights the prefetch may stream before it starts:
+// at most timing.wbuf_prefetch_tiles tiles, and only weights inside the
+// program's read-only `weights` region (MacUnit::prefetch).
+static double prefetch_bytes(const isa::Program& prog, const HwConfig& hw, const sim::Issued& in) {
+  const sim::View& w = in.op("w");
+  if (hw.timing.wbuf_prefetch_tiles.value == 0 || !w.slot || w.d.space != isa::Space::DDR) return 0;
+  const int64_t bytes = timing::view_bytes(w);
+  const uint64_t lo = w.d.base, hi = lo + uint64_t(bytes);
+  for (const isa::Region& r : prog.regions)
+    if (r.role == isa::RegionRole::Weights && r.space == isa::Space::DDR && lo >= r.base && hi <= r.base + r.size)
+      return double(std::min(bytes, hw.timing.wbuf_prefetch_tiles.value * hw.weight_tile_bytes()));
+  return 0;
+}
+
 ProgramWork program_work(const comp::Compiled& c, const comp::Layout& lay, const HwConfig& hw, int tokens,
                          int64_t pos0) {
   const timing::Params p = timing::load_params(hw);
@@ -149,6 +163,9 @@ ProgramWork program_work(const comp::Compiled& c, const comp::Layout& lay, const
     std::deque<double>& q = taken[size_t(e)];
     if (q.size() >= depth) dispatched = std::max(dispatched, q[q.size() - depth]);
     double start = std::max(dispatched, unit_free[size_t(e)]);
+    // A GEMV's weight prefetch may start once it is queued and the previous
+    // instruction's last tile is in flight (its last DDR latency).
+    const double open = std::max(dispatched, unit_free[size_t(e)] - lat);
     q.push_back(start);
     if (q.size() > depth) q.pop_front();
     for (int f = 0; f < 5; ++f)
@@ -156,10 +173,16 @@ ProgramWork program_work(const comp::Compiled& c, const comp::Layout& lay, const
         start = std::max(start, tokens_at[size_t(f)][size_t(e)].front());
         tokens_at[size_t(f)][size_t(e)].pop_front();
       }
-    unit_free[size_t(e)] = start + dur;
+    // The weight prefetch (timing.wbuf_prefetch_tiles; the SystemC
+    // MacUnit::prefetch): from `open` until its tokens, up to that many
+    // tiles of a GEMV's read-only weights stream at the roofline, and its
+    // own stream is that much shorter.
+    const double pre_s = e == kGemv ? std::min(start - open, prefetch_bytes(c.program, hw, in) / roof) : 0.0;
+    const double took = pre_s > 0 ? std::max(own, mem - pre_s) : dur;
+    unit_free[size_t(e)] = start + took;
     for (int g = 0; g < 5; ++g)
-      if ((isa::signal_bits(in.word) >> g) & 1) tokens_at[size_t(e)][size_t(g)].push_back(start + dur);
-    w.overlap_s = std::max(w.overlap_s, start + dur);
+      if ((isa::signal_bits(in.word) >> g) & 1) tokens_at[size_t(e)][size_t(g)].push_back(start + took);
+    w.overlap_s = std::max(w.overlap_s, start + took);
     s.exec_head(n.engine);
   }
   w.sfu_s = w.sfu_work / (double(hw.compute.sfu_elems_per_clk.value) * hz);

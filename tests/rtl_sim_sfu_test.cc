@@ -32,7 +32,9 @@ std::string tiny_io(const std::string& dir, int prompt, int steps) {
   for (int i = 0; i < steps; ++i) feed.push_back((i * 7 + 3) % 256);
   write_npy_i32(dir + "/ids.npy", ids);
   write_npy_i32(dir + "/feed.npy", feed);
-  return " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force";
+  // (kv260 without the weight prefetch: run totals are compared with the RTL GEMV bridge's, which has none)
+  return " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force" +
+         hw_without_prefetch(dir.substr(dir.find_last_of('/') + 1) + "_hw");
 }
 
 long long match_ll(const std::string& err, const std::string& re, int group = 1) {

@@ -40,7 +40,8 @@ Tiny tiny(const std::string& tag, int prompt, int steps) {
   write_npy_i32(t.dir + "/ids.npy", ids);
   write_npy_i32(t.dir + "/feed.npy", feed);
   t.model = tiny_n3w();
-  t.io = " --model " + t.model + " --ids " + t.dir + "/ids.npy --feed " + t.dir + "/feed.npy --dump-all --force";
+  t.io = " --model " + t.model + " --ids " + t.dir + "/ids.npy --feed " + t.dir + "/feed.npy --dump-all --force" +
+         hw_without_prefetch(tag + "_hw");  // the run totals are compared with the bridge's
   return t;
 }
 
@@ -204,7 +205,8 @@ TEST(RtlSimLarge, E2bPromptTwoChunkSizesAndDecodeMatchGoldenWithinTwoPercent) {
   write_npy_i32(dir + "/ids.npy", ids);
   write_npy_i32(dir + "/feed.npy", feed);
   const std::string io =
-      " --model " + dir + "/m.n3w --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force";
+      " --model " + dir + "/m.n3w --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force" +
+      hw_without_prefetch("rtl_sim_e2b_hw");
   ASSERT_EQ(run_n3("golden --numerics npu" + io + " --dump " + dir + "/ref").status, 0);
   for (int chunk : {4, 13}) {
     const std::string c = std::to_string(chunk), cand = dir + "/rtl" + c;

@@ -178,10 +178,11 @@ constexpr double kDdrLatency = 51.2;
 // the instruction starts, and its last beat needs 6 more clocks to leave.
 constexpr double kDmaSetup = 2.5 + 6;
 
-double sim_cycles(const std::string& tag, const std::string& text, json* stats = nullptr) {
+double sim_cycles(const std::string& tag, const std::string& text, json* stats = nullptr, const std::string& args = "") {
   const std::string dir = temp_dir(tag);
   const std::string prog = assemble_to(dir, write_text(dir, "p.s", text));
-  const RunResult r = run_n3("sim --backend systemc --timing-only --program " + prog + " --stats " + dir + "/s.json");
+  const RunResult r =
+      run_n3("sim --backend systemc --timing-only --program " + prog + " --stats " + dir + "/s.json" + args);
   EXPECT_EQ(r.status, 0) << r.err;
   const json j = read_json(dir + "/s.json");
   if (stats) *stats = j;
@@ -336,6 +337,43 @@ TEST(SystemcMicro, GemvAndGemmShareTheWeightBuffers) {
   // Both streamed at once (neither waited for the other to finish).
   EXPECT_GT(j["units"]["GEMV"]["busy_cycles"].get<double>(), 0.9 * c);
   EXPECT_GT(j["units"]["GEMM"]["busy_cycles"].get<double>(), 0.9 * c);
+}
+
+TEST(SystemcMicro, WeightPrefetchStreamsWhileTheGemvWaitsForTokens) {
+  // A 32 K-element cvo.exp (~32 800 clocks) and a GEMV that waits for it,
+  // its 1024 x 1024 INT4 matrix (516 B rows with their scales, 528 384 B,
+  // 19 312 clocks at 27.36 B/clk) in the read-only weights region. With
+  // timing.wbuf_prefetch_tiles 2 both weight buffer halves fill with whole
+  // rows (254 rows, 131 064 B, 4 790 clocks each) while the SFU runs; the
+  // third tile streams once the MACs are done with the first (1024 x 254 /
+  // 128 = 2 032 clocks after the tokens): the GEMV ends 2 x 4 790 - 2 032 =
+  // 7 549 clocks sooner. The same bytes move.
+  const std::string prog = R"(
+.region weights space=ddr role=weights base=0x0 size=0x90000
+.desc w dtype=int4 space=ddr base=0x0 rows=1024 cols=1024 row_stride=512 scale_mode=row scale_base=0x80000 scale_stride=4
+.desc a dtype=bf16 space=l2 base=0x100000 rows=16 cols=2048 row_stride=4096
+.desc x dtype=bf16 space=l2 base=0x0 rows=1 cols=1024 row_stride=2048
+.desc y dtype=bf16 space=l2 base=0x4000 rows=1 cols=1024 row_stride=2048
+    cvo.exp dst=a a=a signal=gemv
+    gemv.mv dst=y src=x w=w wait=sfu
+    sys.halt
+)";
+  json off, on, kv;
+  const double c_off =
+      sim_cycles("prefetch_off", prog, &off, " --hw " + hw_variant("prefetch_off_hw", {{"timing.wbuf_prefetch_tiles", "0"}}));
+  const double c_on =
+      sim_cycles("prefetch_on", prog, &on, " --hw " + hw_variant("prefetch_on_hw", {{"timing.wbuf_prefetch_tiles", "2"}}));
+  const double saved = 2 * 131064.0 / kDdrBytesPerClk - 1024.0 * 254 / 128;
+  EXPECT_NEAR(c_off - c_on, saved, 0.05 * saved) << "off " << c_off << ", on " << c_on;
+  EXPECT_EQ(on["bandwidth"]["ddr_bytes_read"], off["bandwidth"]["ddr_bytes_read"]);
+  EXPECT_EQ(on["memory_units"]["weight buffers"]["bytes"], off["memory_units"]["weight buffers"]["bytes"]);
+  // Weights outside a read-only region (a KV window the waited-for
+  // instruction may write) are not prefetched.
+  std::string not_weights = prog;
+  not_weights.replace(not_weights.find("role=weights"), 12, "role=kv");
+  const double c_kv =
+      sim_cycles("prefetch_kv", not_weights, &kv, " --hw " + hw_variant("prefetch_kv_hw", {{"timing.wbuf_prefetch_tiles", "2"}}));
+  EXPECT_NEAR(c_kv, c_off, 1.0);
 }
 
 // TLM-2.0 conformance: with N3_SC_TARGETS_WAIT the DDR and L2 targets wait

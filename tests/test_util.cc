@@ -96,6 +96,10 @@ std::string hw_variant(const std::string& tag, const std::vector<std::pair<std::
   return path;
 }
 
+std::string hw_without_prefetch(const std::string& tag) {
+  return " --hw " + hw_variant(tag, {{"timing.wbuf_prefetch_tiles", "0"}});
+}
+
 RunResult run_n3(const std::string& args) {
   std::string base = temp_dir("run");
   std::string out = base + "/out", err = base + "/err";

@@ -30,6 +30,9 @@ struct RunResult {
 // configs/hw/kv260.yaml with some values replaced ("kv.cap_tokens" -> "32",
 // ...; each key must exist in the file), written as <temp dir of tag>/hw.yaml.
 std::string hw_variant(const std::string& tag, const std::vector<std::pair<std::string, std::string>>& values);
+// " --hw <kv260 without the weight prefetch>": for runs compared with the
+// RTL GEMV bridge, which does not prefetch (timing.wbuf_prefetch_tiles 0).
+std::string hw_without_prefetch(const std::string& tag);
 
 // configs/models/tiny.yaml synthesised with seed 1 (`n3 synth`), made once per process.
 const std::string& tiny_n3w();

@@ -23,6 +23,8 @@ class TokenIf : public virtual sc_core::sc_interface {
  public:
   // Blocks the calling thread until every token of `wait` is there, then pops them.
   virtual void acquire(int engine, uint8_t wait) = 0;
+  // Whether every token of `wait` is there now (acquire would not block).
+  virtual bool ready(int engine, uint8_t wait) const = 0;
   // Pushes a token to every engine of `signal`.
   virtual void push(int engine, uint8_t signal) = 0;
 };
@@ -32,7 +34,7 @@ class TokenIf : public virtual sc_core::sc_interface {
 // core's own token queues (vector clocks for the hazard checker) run ahead.
 class TokenBoard : public TokenIf {
  public:
-  bool ready(int e, uint8_t wait) const {
+  bool ready(int e, uint8_t wait) const override {
     for (int f = 0; f < kEngines; ++f)
       if (((wait >> f) & 1) && count_[f][e] == 0) return false;
     return true;

@@ -65,6 +65,7 @@ void EngineUnit::run() {
       const sim::Issued in = queue.read();
       st.stall_ps["idle"] += c_.now_ps() - std::max(t0, c_.run_start_ps);
       t0 = c_.now_ps();
+      before_tokens(in);
       tokens->acquire(engine_, isa::wait_bits(in.word));
       st.stall_ps["tokens"] += c_.now_ps() - t0;
       const double start = c_.now_ps();
@@ -129,6 +130,43 @@ MacUnit::MacUnit(sc_core::sc_module_name n, Context& c, int engine) : EngineUnit
       cores_.push_back(std::make_unique<MacCore>(("core" + std::to_string(i)).c_str()));
 }
 
+int64_t MacUnit::stream_tile_bytes(const sim::View& w) const {
+  return engine_ == 3 ? wbuf->tile_bytes() : timing::gemv_tile_bytes(wbuf->tile_bytes(), timing::weight_row_bytes(w));
+}
+
+void MacUnit::before_tokens(const sim::Issued& in) {
+  if (!tokens->ready(engine_, isa::wait_bits(in.word))) prefetch(in, true, c_.now_ps());
+}
+
+void MacUnit::prefetch(const sim::Issued& next, bool head, double free_by_ps) {
+  if (pre_dyn_ != next.dyn) pre_.clear(), pre_dyn_ = next.dyn;
+  const int64_t most = c_.p.timing.wbuf_prefetch_tiles.value;
+  if (engine_ != 2 || int64_t(pre_.size()) >= most) return;
+  const sim::View& w = next.op("w");
+  if (w.d.space != Space::DDR) return;
+  const int64_t wbytes = timing::view_bytes(w);
+  const uint64_t lo = w.d.base, hi = lo + uint64_t(wbytes);  // (row_addr(0): the view's first byte)
+  bool read_only = false;
+  for (const isa::Region& r : c_.sim->program().regions)
+    read_only |= r.role == isa::RegionRole::Weights && r.space == Space::DDR && lo >= r.base && hi <= r.base + r.size;
+  if (!read_only) return;
+  const sim::Issued* was = cur_;
+  cur_ = &next;  // the transfers' trace slices name it
+  const int64_t tile = stream_tile_bytes(w);
+  for (int64_t off = int64_t(pre_.size()) * tile; off < wbytes && int64_t(pre_.size()) < most; off += tile) {
+    // Stop once the instruction may start: its own stream takes the rest.
+    if (head && tokens->ready(engine_, isa::wait_bits(next.word))) break;
+    WbufIf::Slot slot;
+    if (!wbuf->try_take(&slot, free_by_ps)) break;  // held longer, or by another engine: no waiting on it
+    c_.wait_until(slot.free_ps);
+    const double landed =
+        ddr_move(std::min(tile, wbytes - off), false, c_.now_ps(), c_.p.memory.hp_ports.value, lo + uint64_t(off));
+    wbuf->park(slot.index, landed);
+    pre_.push_back({slot, landed});
+  }
+  cur_ = was;
+}
+
 EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
   const timing::Params& p = c_.p;
   const double now = c_.now_ps(), clk = p.core_ps();
@@ -182,17 +220,27 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
     // takes the slot again. (Byte-cut tiles split a row at every tile edge:
     // the RTL then held each slot ~64 clocks past the next landing, and the
     // model, not knowing, ran E2B 1.6 % ahead of the RTL; docs/rtl.md.)
-    const int64_t per_row = timing::weight_row_bytes(w);
-    const int64_t tile = gemm ? wbuf->tile_bytes() : timing::gemv_tile_bytes(wbuf->tile_bytes(), per_row);
+    // Tiles prefetched before the tokens (before_tokens) come first, as
+    // long as no other engine has taken their slots since.
+    const int64_t per_row = timing::weight_row_bytes(w), tile = stream_tile_bytes(w);
+    size_t next_pre = pre_dyn_ == in.dyn ? 0 : pre_.size();
     int split = -1;  // the slot of the previous tile, if it ends inside a row
     for (int64_t off = 0; off < wbytes; off += tile) {
       const int64_t b = std::min(tile, wbytes - off);
-      const WbufIf::Slot slot = wbuf->take();
-      const double not_before = std::max(now + setup, slot.free_ps);
-      c_.wait_until(not_before);  // lets other engines' transfers interleave with this stream
+      double arrived;
+      WbufIf::Slot slot;
+      if (next_pre < pre_.size() && wbuf->reclaim(pre_[next_pre].slot)) {
+        slot = pre_[next_pre].slot;
+        arrived = std::max(now, pre_[next_pre++].landed_ps);
+      } else {
+        next_pre = pre_.size();  // a lost tile: the rest stream in turn
+        slot = wbuf->take();
+        const double not_before = std::max(now + setup, slot.free_ps);
+        c_.wait_until(not_before);  // lets other engines' transfers interleave with this stream
+        arrived = ddr_move(b, false, not_before, p.memory.hp_ports.value, w.d.base + uint64_t(off));
+      }
       // The MACs take a tile at the first clock edge after it landed.
-      const double landed =
-          timing::on_clock(ddr_move(b, false, not_before, p.memory.hp_ports.value, w.d.base + uint64_t(off)), now, clk);
+      const double landed = timing::on_clock(arrived, now, clk);
       if (split >= 0) wbuf->extend(split, landed + land);
       split = -1;
       ddr_wait += std::max(0.0, landed + land - compute_end);  // the MACs idle until the tile is in
@@ -202,6 +250,10 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
       wbuf->hold(slot.index, b, compute_end);
       if (!gemm && off + b < wbytes && (off + b) % per_row != 0) split = slot.index;
     }
+    pre_.clear();
+    // Every tile asked for: the next queued GEMV may stream into the slots
+    // as they free before this instruction ends (its MACs finish meanwhile).
+    if (const sim::Issued* next = queue.peek()) prefetch(*next, false, compute_end + drain);
   } else {
     // Weights on chip: they stream from L2 row by row at the port's rate
     // (the MACs take each row once it is in), or sit in WBUF (MAC rate).

@@ -26,12 +26,20 @@ inline std::ostream& operator<<(std::ostream& o, const Issued& in) { return o <<
 
 namespace n3::sc {
 
+// An engine's in-order instruction queue; peek() shows the next instruction
+// without taking it (the weight prefetch looks at what comes next).
+class IssueQueue : public sc_core::sc_fifo<sim::Issued> {
+ public:
+  explicit IssueQueue(int depth) : sc_core::sc_fifo<sim::Issued>(depth) {}
+  const sim::Issued* peek() const { return num_available() > 0 ? &m_buf[m_ri] : nullptr; }
+};
+
 class EngineUnit : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(EngineUnit);
   EngineUnit(sc_core::sc_module_name n, Context& c, int engine);
 
-  sc_core::sc_fifo<sim::Issued> queue;  // the dispatcher writes, the unit reads
+  IssueQueue queue;  // the dispatcher writes, the unit reads
   tlm_utils::simple_initiator_socket<EngineUnit> ddr, l2;
   sc_core::sc_port<TokenIf> tokens;
 
@@ -48,6 +56,9 @@ class EngineUnit : public sc_core::sc_module {
   // Called after the tokens, before the functional core executes the
   // instruction: an RTL unit reads its operands here, as they were before.
   virtual void before_exec(const sim::Issued&) {}
+  // Called when the instruction is at the head of the unit's queue, before
+  // its tokens are waited for (may advance time; the MAC unit's weight prefetch).
+  virtual void before_tokens(const sim::Issued&) {}
 
   // Moves a view's bytes to or from its space: DDR through `ports` HP ports,
   // L2 and WBUF through an L2 port. Returns the completion time in ps.
@@ -90,6 +101,14 @@ class MacCore : public sc_core::sc_module {
 // (or the KV window) stream through the engine's weight buffers (wbuf) tile
 // by tile from DDR through all HP ports while the MACs consume the previous
 // tile; the result is written once the last tile is computed and drained.
+//
+// Weight prefetch (timing.wbuf_prefetch_tiles, GEMV only): the next queued
+// instruction's first tiles stream into free weight buffer slots once the
+// current instruction's last tile is asked for, and while that instruction
+// waits for its tokens, if its weights lie in the program's read-only
+// `weights` region (a KV window or a spilled activation may still be written
+// by the instruction it waits for). Only the stream starts early; the MACs
+// start after the tokens, and the functional core executes then.
 class MacUnit : public EngineUnit {
  public:
   MacUnit(sc_core::sc_module_name n, Context& c, int engine);
@@ -98,8 +117,21 @@ class MacUnit : public EngineUnit {
 
  protected:
   Timed model(const sim::Issued& in) override;
+  void before_tokens(const sim::Issued& in) override;
+  // Streams `next`'s tiles after those already prefetched into slots free
+  // by `free_by_ps` (never delaying the current or the next instruction), up
+  // to timing.wbuf_prefetch_tiles; `head`: stop once its tokens are there.
+  void prefetch(const sim::Issued& next, bool head, double free_by_ps);
+  // The bytes of the weight stream's tile `off` (whole rows, cut as timing::gemv_tile_bytes).
+  int64_t stream_tile_bytes(const sim::View& w) const;
 
   std::vector<std::unique_ptr<MacCore>> cores_;  // GEMV only
+  struct Prefetched {
+    WbufIf::Slot slot;
+    double landed_ps;
+  };
+  std::vector<Prefetched> pre_;  // instruction pre_dyn_'s first tiles, in stream order
+  uint64_t pre_dyn_ = 0;
 };
 
 // The SFU / CVO unit: a pipeline of sfu_elems_per_clk elements per clock,

@@ -79,16 +79,38 @@ void L2::reset_counts() {
 }
 
 WeightBuffer::WeightBuffer(sc_core::sc_module_name n, Context& c)
-    : sc_core::sc_module(n), c_(c), free_at_(static_cast<size_t>(c.p.timing.wbuf_tiles.value), 0.0) {}
+    : sc_core::sc_module(n),
+      c_(c),
+      free_at_(static_cast<size_t>(c.p.timing.wbuf_tiles.value), 0.0),
+      takes_(free_at_.size(), 0) {}
 
 int64_t WeightBuffer::tile_bytes() const { return c_.p.weight_tile_bytes(); }
 
 WbufIf::Slot WeightBuffer::take() {
   while (std::isinf(free_at_[next_])) sc_core::wait(held_);
-  const Slot s{int(next_), free_at_[next_]};
+  Slot s;
+  try_take(&s, free_at_[next_]);
+  return s;
+}
+
+bool WeightBuffer::try_take(Slot* s, double free_by_ps) {
+  if (std::isinf(free_at_[next_]) || free_at_[next_] > free_by_ps) return false;
+  *s = {int(next_), free_at_[next_], takes_[next_]++};
   free_at_[next_] = std::numeric_limits<double>::infinity();
   next_ = (next_ + 1) % free_at_.size();
-  return s;
+  return true;
+}
+
+void WeightBuffer::park(int slot, double landed_ps) {
+  free_at_[size_t(slot)] = landed_ps;
+  held_.notify(sc_core::SC_ZERO_TIME);
+}
+
+bool WeightBuffer::reclaim(const Slot& s) {
+  const size_t i = size_t(s.index);
+  if (takes_[i] != s.takes + 1) return false;
+  free_at_[i] = std::numeric_limits<double>::infinity();
+  return true;
 }
 
 void WeightBuffer::hold(int slot, int64_t bytes, double until_ps) {

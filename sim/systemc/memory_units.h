@@ -72,12 +72,16 @@ class WeightBuffer : public sc_core::sc_module, public WbufIf {
   Slot take() override;
   void hold(int slot, int64_t bytes, double until_ps) override;
   void extend(int slot, double until_ps) override;
+  bool try_take(Slot* s, double free_by_ps) override;
+  void park(int slot, double landed_ps) override;
+  bool reclaim(const Slot& s) override;
   uint64_t bytes() const { return bytes_; }
   void reset_counts() { bytes_ = 0; }
 
  private:
   Context& c_;
   std::vector<double> free_at_;  // +inf while taken and not yet held
+  std::vector<uint64_t> takes_;  // per slot, how often it was taken (a parked prefetch is valid while unchanged)
   size_t next_ = 0;
   sc_core::sc_event held_;
   uint64_t bytes_ = 0;

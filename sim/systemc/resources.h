@@ -124,10 +124,21 @@ class WbufIf : public virtual sc_core::sc_interface {
  public:
   struct Slot {
     int index;
-    double free_ps;  // the slot's previous tile is consumed at
+    double free_ps;     // the slot's previous tile is consumed at
+    uint64_t takes = 0;  // how often the slot had been taken before (prefetch: see reclaim)
   };
   virtual int64_t tile_bytes() const = 0;
   virtual Slot take() = 0;  // may wait (call from a thread)
+  // The weight prefetch (timing.wbuf_prefetch_tiles): take the next slot in
+  // turn only if no engine has it taken now and its previous tile is
+  // consumed by `free_by_ps` (false: nothing taken), and
+  // park a prefetched tile there: the slot is free for any taker once the
+  // tile has landed (a later take overwrites it, the prefetch is lost).
+  // reclaim takes the parked slot for the engine that prefetched it when no
+  // one has taken it since (`s.takes` unchanged); false: the tile is lost.
+  virtual bool try_take(Slot* s, double free_by_ps) = 0;
+  virtual void park(int slot, double landed_ps) = 0;
+  virtual bool reclaim(const Slot& s) = 0;
   virtual void hold(int slot, int64_t bytes, double until_ps) = 0;
   // A held slot stays taken until `until_ps` if that is later (a tile whose
   // last row continues in the next tile: known once that one has landed).
