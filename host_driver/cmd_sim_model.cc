@@ -75,7 +75,7 @@ int cmd_sim_model(const Args& a) {
   po::variables_map vm;
   if (!parse_args("sim", a, d, {}, vm,
                   "n3 sim --backend func|systemc --model M [--hw H.yaml] --ids P.npy [--feed F.npy] --dump DIR [--chunk N]\n"
-                  "       [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]] [--rtl gemv,dma,sfu [--vcd F.fst [--vcd-instructions N]]] (systemc)"))
+                  "       [--timing-only] [--stats S.json] [--trace T.json [--trace-aggregate]] [--rtl gemv,gemm,dma,sfu [--vcd F.fst [--vcd-instructions N]]] (systemc)"))
     return kExitOk;
   check_output(stats, "--stats");
   check_output(trace, "--trace");

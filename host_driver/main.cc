@@ -65,6 +65,9 @@ void version() {
 #ifdef N3_HAVE_RTL_GEMV
   units += " gemv";
 #endif
+#ifdef N3_HAVE_RTL_GEMM
+  units += " gemm";
+#endif
 #ifdef N3_HAVE_RTL_DMA
   units += " dma";
 #endif

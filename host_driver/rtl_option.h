@@ -13,7 +13,7 @@
 
 namespace n3::cli {
 
-// "decoder,gemv,dma" -> {"decoder", "gemv", "dma"}; "" -> {}. Throws (one
+// "decoder,gemv,gemm" -> {"decoder", "gemv", "gemm"}; "" -> {}. Throws (one
 // line) on an unknown name, an empty item or a name given twice. (A unit
 // this build lacks is refused when the units are elaborated,
 // rtl::use_rtl_units.)
@@ -24,8 +24,8 @@ inline std::vector<std::string> parse_rtl_list(const std::string& list) {
   while (true) {
     const size_t comma = list.find(',', at);
     const std::string u = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    require(u == "decoder" || u == "ctl" || u == "gemv" || u == "dma" || u == "sfu",
-            "--rtl: the RTL units that can take their model's place are: decoder, ctl, gemv, dma, sfu (is '" + u + "' in '" +
+    require(u == "decoder" || u == "ctl" || u == "gemv" || u == "gemm" || u == "dma" || u == "sfu",
+            "--rtl: the RTL units that can take their model's place are: decoder, ctl, gemv, gemm, dma, sfu (is '" + u + "' in '" +
                 list + "')");
     for (const std::string& v : units) require(v != u, "--rtl: '" + u + "' is given twice in '" + list + "'");
     units.push_back(u);
@@ -44,7 +44,7 @@ struct RtlCli {
   void add_options(boost::program_options::options_description& d) {
     namespace po = boost::program_options;
     d.add_options()("rtl", po::value(&list),
-                    "systemc: run these units on their Verilated RTL, a comma list (decoder, ctl, gemv, dma, sfu)")(
+                    "systemc: run these units on their Verilated RTL, a comma list (decoder, ctl, gemv, gemm, dma, sfu)")(
         "vcd", po::value(&vcd),
         "systemc --rtl: the RTL's waveform, FST (F.fst; GTKWave opens it; with several units one file per unit, "
         "F.gemv.fst ...)")("rtl-vcd", po::value(&old_vcd), "the older spelling of --vcd")(
@@ -60,7 +60,7 @@ struct RtlCli {
     require(vcd.empty() || old_vcd.empty(), "--vcd and --rtl-vcd are one option: give it once");
     if (vcd.empty()) vcd = old_vcd;
     check_output(vcd, "--vcd");
-    require(vcd.empty() || !list.empty(), "--vcd needs --rtl (decoder, ctl, gemv, dma, sfu)");
+    require(vcd.empty() || !list.empty(), "--vcd needs --rtl (decoder, ctl, gemv, gemm, dma, sfu)");
     require(!vm.count("vcd-instructions") || !vcd.empty(), "--vcd-instructions needs --vcd F.fst");
     require(!vm.count("vcd-instructions") || vcd_instructions >= 1,
             "--vcd-instructions must be 1 or more (is " + std::to_string(vcd_instructions) + ")");

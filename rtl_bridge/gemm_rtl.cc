@@ -118,6 +118,18 @@ GemmRtl::GemmRtl(sc_core::sc_module_name n, const HwConfig& hw, const std::strin
   d.r_tile(p.r_tile);
   d.busy(p.busy);
   clock_.start(p.rst_n, {3, true, GatedClock::Edge::kFall}, total_cycles_);
+  SC_THREAD(fetcher);
+}
+
+void GemmRtl::fetcher() {
+  for (;;) {
+    sc_core::wait(fetch_go_);
+    for (int64_t end = 0; end < fetch_rows_;) {
+      end = std::min(fetch_rows_, end + fetch_tile_rows_);
+      feed_->wait_rows(end);
+      landed_ = end;
+    }
+  }
 }
 
 GemmRtl::~GemmRtl() = default;
@@ -145,6 +157,12 @@ void GemmRtl::set_stalls(double act, double weight, double result, uint64_t seed
 // enters the array when it has loaded and tile i - 1 has passed its T
 // tokens; the last token leaves the array ROWS + COLS - 1 clocks after it
 // entered, and its result beat follows.
+bool GemmRtl::takes_weights(const sim::View& w) {
+  const bool i8 = w.d.dtype == Dtype::INT8;
+  return (w.d.dtype == Dtype::INT4 || i8) &&
+         (w.d.scale_mode == ScaleMode::ROW || (!i8 && w.d.scale_mode == ScaleMode::TWO_LEVEL));
+}
+
 int64_t GemmRtl::act_cycles(int64_t T, int64_t K, int abits, int B) {
   return T * timing::blocker_clocks(K, 256 / abits, B);
 }
@@ -158,7 +176,7 @@ int64_t GemmRtl::formula_cycles(int64_t T, int64_t K, int64_t N, int abits, int 
   return run_start + timing::gemm_array_clocks(T, tiles, kRows, run_start) + kRows + kCols;
 }
 
-GemmRun GemmRtl::run(const sim::Issued& in, const sim::Memory& mem) {
+GemmRun GemmRtl::run(const sim::Issued& in, const sim::Memory& mem, WeightFeed* feed) {
   const num::Formats& F = formats_;
   const sim::View &y = in.op("dst"), &x = in.op("src"), &w = in.op("w");
   const int B = F.bfp_block;
@@ -221,6 +239,14 @@ GemmRun GemmRtl::run(const sim::Issued& in, const sim::Memory& mem) {
   p.cmd_valid = true;
   bool cmd_valid = true, cmd_fire = false;
 
+  // The weight rows' landing runs ahead in the fetcher thread.
+  feed_ = feed;
+  landed_ = feed ? 0 : N;
+  fetch_rows_ = N;
+  fetch_tile_rows_ = kCols;
+  if (feed) fetch_go_.notify(sc_core::SC_ZERO_TIME);
+  int64_t consumed = 0;
+
   GemmRun run;
   run.out.assign(static_cast<size_t>(T * N), 0.0f);
   std::uniform_real_distribution<double> coin(0.0, 1.0);
@@ -240,7 +266,11 @@ GemmRun GemmRtl::run(const sim::Issued& in, const sim::Memory& mem) {
       p.cmd_valid = false;
     }
     if (a_fire) ++a_idx, a_valid = a_fire = false;
-    if (w_fire) ++w_idx, w_valid = w_fire = false;
+    if (w_fire) {
+      w_valid = w_fire = false;
+      // An N tile's last beat is in a PE bank: its w rows' buffer space may go.
+      if (++w_idx % (nk * kRows) == 0 && feed) feed->consumed_rows(consumed = std::min(N, w_idx / (nk * kRows) * kCols));
+    }
     if (got == ntiles * T) break;
 
     if (!a_valid && a_idx < a_total && !stall(stall_a_)) {
@@ -257,7 +287,11 @@ GemmRun GemmRtl::run(const sim::Issued& in, const sim::Memory& mem) {
     }
     p.a_valid = a_valid;
 
-    if (!w_valid && w_idx < w_total && !stall(stall_w_)) {
+    // The beat's N tile's rows must have landed (WeightFeed); a clock the
+    // engine would take a beat that has not is the stream's stall.
+    const bool w_landed = w_idx >= w_total || landed_ >= std::min(N, (w_idx / (nk * kRows) + 1) * kCols);
+    if (!w_valid && w_idx < w_total && !w_landed && p.w_ready.read()) ++run.weight_stall_cycles;
+    if (!w_valid && w_idx < w_total && w_landed && !stall(stall_w_)) {
       // Beat w_idx: tile (nt, kt), array row r.
       const int64_t tile = w_idx / kRows, r = w_idx % kRows, nt = tile / nk, kt = tile % nk;
       const int64_t k0 = kt * kKt + r * kMpe;
@@ -305,6 +339,7 @@ GemmRun GemmRtl::run(const sim::Issued& in, const sim::Memory& mem) {
   }
   p.a_valid = false;
   p.w_valid = false;
+  if (feed && consumed < N) feed->consumed_rows(N);
   run.cycles = m_last - m_cmd;
   run.formula_cycles = formula_cycles(T, K, N, abits, B);
   run.act_cycles = act_cycles(T, K, abits, B);

@@ -16,6 +16,7 @@
 
 #include "rtl_bridge/gated_clock.h"
 #include "rtl_bridge/waveform.h"
+#include "rtl_bridge/weight_feed.h"
 
 #include "golden/hw_config.h"
 #include "sim/func_sim.h"
@@ -24,18 +25,7 @@ class Vn3_gemv_engine;
 
 namespace n3::rtl {
 
-// Where an instruction's w-operand rows come from. The SystemC bridge
-// implements it with the weight buffers and DDR model; cosim with everything
-// present or random stalls. GemvRtl calls wait_rows from one SC thread of its
-// own, with non-decreasing `end`, and consumed_rows from the thread that
-// called run(), increasing, as soon as the engine has taken rows [0, end)
-// whole into its cores' row buffers (before their results).
-class WeightFeed {
- public:
-  virtual ~WeightFeed() = default;
-  virtual void wait_rows(int64_t end) = 0;      // blocks the calling SC thread until w rows [0, end) (with their scale records) have landed
-  virtual void consumed_rows(int64_t end) = 0;  // the engine is done with w rows [0, end): their buffer space may be reused
-};
+// WeightFeed (weight_feed.h): where an instruction's w-operand rows come from.
 
 struct GemvRun {
   std::vector<float> out;   // dst elements in row-major dst order, each the value the engine wrote (already rounded to dst's format)

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "golden/hw_config.h"
+#include "rtl_bridge/mac_bridge.h"
 #include "rtl_bridge/shadow.h"
 #include "sim/systemc/npu.h"
 
@@ -32,15 +33,8 @@ struct GemvMismatch : RtlMismatch {
   explicit GemvMismatch(const std::string& what) : RtlMismatch(what) {}
 };
 
-// One GEMV instruction run on the RTL engine.
-struct GemvInsnRecord {
-  uint32_t pc = 0;
-  uint64_t dyn = 0;
-  std::string what;  // "gemv.mv [1,64]x[256,64]": mnemonic and shapes
-  double rtl_cycles = 0;    // the RTL: first cycle to last result (the result write not included)
-  double model_cycles = 0;  // the timing model for the same instruction and tile arrivals
-  double stall_cycles = 0;  // cycles the RTL waited on the weight stream
-};
+// One GEMV instruction run on the RTL engine (its RTL and model cycles).
+using GemvInsnRecord = MacInsnRecord;
 
 // The records of every GEMV instruction the RTL unit of this process has
 // run since the last clear (one process elaborates one model).

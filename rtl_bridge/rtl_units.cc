@@ -8,6 +8,9 @@
 #ifdef N3_HAVE_RTL_GEMV
 #include "rtl_bridge/gemv_unit.h"
 #endif
+#ifdef N3_HAVE_RTL_GEMM
+#include "rtl_bridge/gemm_unit.h"
+#endif
 #ifdef N3_HAVE_RTL_DMA
 #include "rtl_bridge/dma_unit.h"
 #endif
@@ -34,6 +37,12 @@ void use_rtl_units(sc::RunOptions* o, const HwConfig& hw, const std::vector<std:
 #ifdef N3_HAVE_RTL_GEMV
     if (u == "gemv") {
       use_rtl_gemv(o, hw, wave, vcd_instructions);
+      continue;
+    }
+#endif
+#ifdef N3_HAVE_RTL_GEMM
+    if (u == "gemm") {
+      use_rtl_gemm(o, hw, wave, vcd_instructions);
       continue;
     }
 #endif
@@ -70,6 +79,12 @@ void print_rtl_summaries(const std::vector<std::string>& units, double wall_s, s
     if (u == "gemv") {
       print_gemv_comparison(gemv_rtl_records(), out);
       for (const GemvInsnRecord& g : gemv_rtl_records()) cycles += g.rtl_cycles;
+    }
+#endif
+#ifdef N3_HAVE_RTL_GEMM
+    if (u == "gemm") {
+      print_gemm_comparison(gemm_rtl_records(), gemm_model_only(), out);
+      for (const MacInsnRecord& g : gemm_rtl_records()) cycles += g.rtl_cycles;
     }
 #endif
 #ifdef N3_HAVE_RTL_DMA

@@ -15,7 +15,7 @@ namespace n3::rtl {
 
 // The waveform file of `unit` for `--vcd vcd` with `n` units: `vcd`
 // itself for one unit (as `--rtl gemv` always wrote); for several, the
-// unit's name before the extension (w.fst: w.gemv.fst, w.dma.fst, w.sfu.fst), one
+// unit's name before the extension (w.fst: w.gemv.fst, w.gemm.fst, w.dma.fst, w.sfu.fst), one
 // file per Verilated model, each an FST of its own that GTKWave opens.
 inline std::string rtl_vcd_path(const std::string& vcd, const std::string& unit, size_t n) {
   if (n <= 1) return vcd;
@@ -24,7 +24,7 @@ inline std::string rtl_vcd_path(const std::string& vcd, const std::string& unit,
   return vcd.substr(0, dot) + "." + unit + vcd.substr(dot);
 }
 
-// Elaborates each of `units` ("decoder", "ctl", "gemv", "dma", "sfu"; as parse_rtl_list gives them)
+// Elaborates each of `units` ("decoder", "ctl", "gemv", "gemm", "dma", "sfu"; as parse_rtl_list gives them)
 // in its engine's place in `o`. `vcd` ("" none): the waveform; with one unit
 // the file itself, with several one file per unit (rtl_vcd_path), each
 // holding its unit's first `vcd_instructions` instructions (< 0: all).

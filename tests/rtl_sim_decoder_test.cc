@@ -129,7 +129,7 @@ TEST(RtlSimDecoder, RefusesBadUnitListsInOneLine) {
   write_npy_i32(dir + "/ids.npy", {1, 2, 3});
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"sim --backend systemc --rtl decoder,decoder" + io, "given twice"},
-      {"sim --backend systemc --rtl decoders" + io, "decoder, ctl, gemv, dma, sfu (is 'decoders'"},
+      {"sim --backend systemc --rtl decoders" + io, "decoder, ctl, gemv, gemm, dma, sfu (is 'decoders'"},
       {"sim --backend func --rtl decoder" + io, "needs --backend systemc"},
   };
   for (const auto& [cmd, why] : bad) {

@@ -125,7 +125,8 @@ struct Top : sc_core::sc_module {
         dma(*dma_unit),
         gemv_unit(o.gemv_unit.make ? o.gemv_unit.make("gemv", c) : std::make_unique<MacUnit>("gemv", c, 2)),
         gemv(*gemv_unit),
-        gemm("gemm", c, 3),
+        gemm_unit(o.gemm_unit.make ? o.gemm_unit.make("gemm", c) : std::make_unique<MacUnit>("gemm", c, 3)),
+        gemm(*gemm_unit),
         sfu_unit(o.sfu_unit.make ? o.sfu_unit.make("sfu", c) : std::make_unique<SfuUnit>("sfu", c)),
         sfu(*sfu_unit),
         decoder(o.decoder.make ? o.decoder.make("decoder", c) : nullptr),
@@ -149,7 +150,8 @@ struct Top : sc_core::sc_module {
   DmaUnit& dma;
   std::unique_ptr<MacUnit> gemv_unit;  // the timing model's, or an RTL unit
   MacUnit& gemv;
-  MacUnit gemm;
+  std::unique_ptr<MacUnit> gemm_unit;  // the timing model's, or an RTL unit
+  MacUnit& gemm;
   std::unique_ptr<SfuUnit> sfu_unit;  // the timing model's, or an RTL unit
   SfuUnit& sfu;
   std::unique_ptr<DecodeStage> decoder;  // an RTL decoder beside the C++ one, or none

@@ -24,7 +24,7 @@ class SfuUnit;
 struct Context;
 
 // Which unit plays one engine: null `make` for the timing model's; the RTL
-// bridge (rtl_bridge/gemv_unit.h, dma_unit.h, sfu_unit.h) supplies one that runs a
+// bridge (rtl_bridge/gemv_unit.h, gemm_unit.h, dma_unit.h, sfu_unit.h) supplies one that runs a
 // Verilated engine in the unit's place (same queue, tokens and sockets).
 // Part of the elaboration: `name` must not change between the runs of one
 // process.
@@ -77,13 +77,14 @@ struct RunOptions {
   bool trace = false;      // record one slice per instruction
   bool progress = false;   // a progress line on stderr during long runs
   UnitChoice<MacUnit> gemv_unit;  // the GEMV engine
+  UnitChoice<MacUnit> gemm_unit;  // the GEMM engine
   UnitChoice<DmaUnit> dma_unit;   // the DMA engine
   UnitChoice<SfuUnit> sfu_unit;     // the SFU (CVO)
   UnitChoice<DecodeStage> decoder;  // null make: the C++ decoder alone
   UnitChoice<CtlStage> ctl_stage;   // null make: the functional core alone
   // The elaborated design, for the one-design-per-process check.
   std::string design() const {
-    return "gemv " + gemv_unit.name + ", dma " + dma_unit.name + ", sfu " + sfu_unit.name + ", decoder " + decoder.name +
+    return "gemv " + gemv_unit.name + ", gemm " + gemm_unit.name + ", dma " + dma_unit.name + ", sfu " + sfu_unit.name + ", decoder " + decoder.name +
            ", ctl " + ctl_stage.name;
   }
 };
