@@ -20,14 +20,6 @@ std::map<std::string, int64_t>& gemm_model_only() {
   return *m;
 }
 
-GemmModelCycles gemm_model_cycles(const timing::Params& p, const sim::Issued& in) {
-  GemmModelCycles m;
-  m.setup = double(p.timing.gemm_setup_cycles.value);
-  m.compute = std::ceil(double(timing::insn_macs(in)) / double(p.gemm_macs_per_clk_total()));
-  m.drain = double(p.compute.gemm_rows.value + p.compute.gemm_cols.value);  // the array drains through its rows and columns
-  return m;
-}
-
 namespace {
 
 std::string shape_text(const sim::View& v) { return "[" + std::to_string(v.rows) + "," + std::to_string(v.cols) + "]"; }
@@ -68,7 +60,7 @@ class RtlGemmUnit : public RtlMacUnit {
     const int64_t macs = timing::insn_macs(in);
     c_.macs += static_cast<uint64_t>(macs);
     c_.gemm_macs += static_cast<uint64_t>(macs);
-    const GemmModelCycles g = gemm_model_cycles(p, in);
+    const timing::GemmCycles g = timing::gemm_cycles(p, in);  // MacUnit::model's formula
     // Activations in through an L2 port (the booking is the port's
     // occupancy; the engine's own activation stream stands for the read).
     const double x_ready = move(in.op("src"), false, now + g.setup * clk, 1);
@@ -99,10 +91,13 @@ class RtlGemmUnit : public RtlMacUnit {
     // The timing model's prediction for the same tile arrivals, composed as
     // MacUnit::model composes it: the MACs start once the activations are
     // in, follow the tiles' landing, then drain.
-    const std::vector<std::pair<double, int64_t>> a = arrivals(now, clk);  // none: weights in WBUF
-    const double model_end =
-        (a.empty() ? x_ready + g.compute * clk : timing::mac_stream_end_ps(x_ready, a, g.compute * clk, 0, 0)) +
-        g.drain * clk;
+    // (The array starts no sooner than its own activation stream and setup.)
+    const double start = std::max(x_ready, now + (g.setup + g.act) * clk);
+    std::vector<std::pair<double, int64_t>> a = arrivals(now, clk);  // none: weights in WBUF
+    if (!ddr_stream()) a = timing::gemm_row_blocks(a, p.compute.gemm_cols.value);  // L2 rows, as MacUnit::model
+    const double model_end = (a.empty() ? start + g.compute * clk
+                                        : timing::mac_stream_end_ps(start, a, g.compute * clk, 0, g.tile_work * clk)) +
+                             g.drain * clk;
     MacInsnRecord rec;
     rec.pc = in.pc;
     rec.dyn = in.dyn;

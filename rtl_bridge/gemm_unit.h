@@ -40,18 +40,6 @@ std::vector<MacInsnRecord>& gemm_rtl_records();
 // ("f32 weights", "int4 group scales").
 std::map<std::string, int64_t>& gemm_model_only();
 
-// The timing model's cycles for one GEMM instruction, in parts: `setup`
-// before the activations' L2 read, `compute` the MAC clocks spread over the
-// weight tiles as they land, `drain` after the last. Today the formula of
-// MacUnit::model (sim/systemc/engines.cc): ceil(MACs / (rows x cols x
-// macs_per_pe)), gemm_setup_cycles, rows + cols; known to be optimistic for
-// T < rows and ragged tiles (docs/rtl_gemm.md "Cycles"). Apart so that the
-// formula that follows the RTL replaces it here alone.
-struct GemmModelCycles {
-  double setup = 0, compute = 0, drain = 0;
-};
-GemmModelCycles gemm_model_cycles(const timing::Params& p, const sim::Issued& in);
-
 // Makes `o` elaborate the RTL GEMM engine instead of the timing model's.
 // The Verilated array is built for one design point: throws (one line,
 // naming -DN3_RTL_HW) when `hw`'s GEMM rows, columns or MACs per PE differ.

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
@@ -96,6 +97,17 @@ void run_tiny(const std::string& tag, const std::string& units) {
     EXPECT_TRUE(std::regex_search(rs.err, std::regex("rtl gemm: worst [0-9.]+%: instruction [0-9]+ \\(gemm\\.mv "
                                                      "\\[[0-9]+,[0-9]+\\]x\\[[0-9]+,[0-9]+\\]")))
         << rs.err;
+    // The model's tile formula (timing::gemm_cycles) keeps to the RTL on
+    // these T < rows, ragged shapes (docs/rtl_gemm.md "Measured": -1.4 and
+    // -2.2 % in total, 7.2 % at worst; the MAC-rate formula was -18.5 and
+    // -22.6 %, 48 % at worst).
+    std::smatch tot, worst;
+    ASSERT_TRUE(std::regex_search(rs.err, tot, std::regex("rtl gemm: [0-9]+ instructions, RTL [0-9]+ cycles \\([0-9]+ "
+                                                          "waiting on weights\\), model [0-9]+ cycles \\(([-+0-9.]+)%\\)")))
+        << rs.err;
+    EXPECT_LE(std::fabs(std::stod(tot[1])), 3.0) << rs.err;
+    ASSERT_TRUE(std::regex_search(rs.err, worst, std::regex("rtl gemm: worst ([0-9.]+)%"))) << rs.err;
+    EXPECT_LE(std::stod(worst[1]), 10.0) << rs.err;
   }
 }
 

@@ -261,6 +261,7 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
       const double w_ready = move(w, false, now + setup, 1);
       std::vector<std::pair<double, int64_t>> rows = timing::rows_landing(w.rows, last_start_ps_, w_ready, w.rows);
       for (auto& r : rows) r.first = timing::on_clock(r.first, now, clk);
+      if (gemm) rows = timing::gemm_row_blocks(rows, p.compute.gemm_cols.value);
       compute_end = timing::mac_stream_end_ps(compute_end, rows, compute_all, land, row_work);
     } else {
       compute_end += compute_all;

@@ -240,6 +240,18 @@ int64_t gemm_array_clocks(int64_t T, int64_t tiles, int64_t rows, int64_t run_st
   return s + T - run_start;
 }
 
+std::vector<std::pair<double, int64_t>> gemm_row_blocks(const std::vector<std::pair<double, int64_t>>& rows,
+                                                        int64_t cols) {
+  std::vector<std::pair<double, int64_t>> b;
+  const size_t n = size_t(std::max<int64_t>(cols, 1));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i % n == 0) b.push_back({rows[i].first, 0});
+    b.back().first = std::max(b.back().first, rows[i].first);
+    b.back().second += rows[i].second;
+  }
+  return b;
+}
+
 GemmCycles gemm_cycles(const Params& p, int64_t T, int64_t K, int64_t N, int act_bytes, int block) {
   const int64_t R = p.compute.gemm_rows.value, C = p.compute.gemm_cols.value;
   const int64_t kt = R * p.timing.gemm_macs_per_pe.value;  // K elements a tile

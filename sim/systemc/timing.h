@@ -115,6 +115,11 @@ GemmCycles gemm_cycles(const Params& p, const sim::Issued& in);
 // (the loader starts at clock 1, so the first two tiles preload while the
 // activations stream); clocks from run_start to the last tile's last token.
 int64_t gemm_array_clocks(int64_t T, int64_t tiles, int64_t rows, int64_t run_start);
+// Weight rows landing one by one (rows_landing), as the GEMM array takes
+// them: a tile needs all `cols` weight rows of its column block (its first
+// weight beat spans them), so each block of `cols` rows lands with its last.
+std::vector<std::pair<double, int64_t>> gemm_row_blocks(const std::vector<std::pair<double, int64_t>>& rows,
+                                                        int64_t cols);
 // Clocks of the GEMV/GEMM engines' BFP blocker over `len` elements arriving
 // `per_beat` a clock: a beat is one clock unless it spans several blocks.
 int64_t blocker_clocks(int64_t len, int64_t per_beat, int64_t block);
