@@ -22,8 +22,6 @@ std::map<std::string, int64_t>& gemm_model_only() {
 
 namespace {
 
-std::string shape_text(const sim::View& v) { return "[" + std::to_string(v.rows) + "," + std::to_string(v.cols) + "]"; }
-
 // "f32 weights", "int4 group scales": a weight kind the array lacks.
 std::string weight_kind(const sim::View& w) {
   static const char* dtypes[] = {"f32", "bf16", "f16", "int4", "int8", "int32"};
@@ -75,7 +73,7 @@ class RtlGemmUnit : public RtlMacUnit {
       throw;
     } catch (const Error& e) {  // a job the engine cannot take: one line naming the instruction
       throw Error("rtl gemm: instruction " + std::to_string(in.pc) + " (" + isa::mnemonic(*in.def, *in.sub) + " " +
-                  shape_text(in.op("src")) + "x" + shape_text(in.op("w")) + "): " + e.what());
+                  shape(in.op("src")) + "x" + shape(in.op("w")) + "): " + e.what());
     }
     rtl_.waveform().instruction_done();
     inject("N3_RTL_GEMM_INJECT", gemm_rtl_records().size(), run.out);
@@ -98,15 +96,7 @@ class RtlGemmUnit : public RtlMacUnit {
     const double model_end = (a.empty() ? start + g.compute * clk
                                         : timing::mac_stream_end_ps(start, a, g.compute * clk, 0, g.tile_work * clk)) +
                              g.drain * clk;
-    MacInsnRecord rec;
-    rec.pc = in.pc;
-    rec.dyn = in.dyn;
-    rec.what = isa::mnemonic(*in.def, *in.sub) + " " + shape_text(in.op("src")) + "x" + shape_text(in.op("w"));
-    // The driver samples the engine at falling edges: the last result beat
-    // was there at the rising edge half a clock before.
-    rec.rtl_cycles = (rtl_end - t0) / clk - 0.5;
-    rec.model_cycles = (model_end - now) / clk;
-    rec.stall_cycles = double(run.weight_stall_cycles);
+    const MacInsnRecord rec = record(in, now, t0, rtl_end, model_end, clk, run.weight_stall_cycles);
     gemm_rtl_records().push_back(rec);
     // N3_RTL_GEMM_TRACE=1: one line per instruction (calibration work).
     static const bool trace = std::getenv("N3_RTL_GEMM_TRACE") != nullptr;

@@ -22,8 +22,6 @@ std::vector<GemvInsnRecord>& gemv_rtl_records() {
 
 namespace {
 
-std::string shape_text(const sim::View& v) { return "[" + std::to_string(v.rows) + "," + std::to_string(v.cols) + "]"; }
-
 // The weight stream, the shadow and the comparison are RtlMacUnit's
 // (mac_bridge.h), shared with the GEMM bridge.
 class RtlGemvUnit : public RtlMacUnit {
@@ -80,15 +78,7 @@ class RtlGemvUnit : public RtlMacUnit {
         (a.empty() ? start + g.compute * clk
                    : timing::mac_stream_end_ps(start, a, g.compute * clk, g.land_to_mac * clk, g.row_work * clk)) +
         g.drain * clk;
-    GemvInsnRecord rec;
-    rec.pc = in.pc;
-    rec.dyn = in.dyn;
-    rec.what = isa::mnemonic(*in.def, *in.sub) + " " + shape_text(in.op("src")) + "x" + shape_text(in.op("w"));
-    // The driver samples the engine's outputs at falling edges: the last
-    // result was there at the rising edge half a clock before.
-    rec.rtl_cycles = (rtl_end - t0) / clk - 0.5;
-    rec.model_cycles = (model_end - now) / clk;
-    rec.stall_cycles = double(run.weight_stall_cycles);
+    const MacInsnRecord rec = record(in, now, t0, rtl_end, model_end, clk, run.weight_stall_cycles);
     gemv_rtl_records().push_back(rec);
     // N3_RTL_GEMV_TRACE=1: one line per instruction (calibration work).
     static const bool trace = std::getenv("N3_RTL_GEMV_TRACE") != nullptr;

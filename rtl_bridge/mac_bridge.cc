@@ -21,9 +21,23 @@ uint32_t bits_of(float f) {
   return u;
 }
 
-std::string shape_text(const sim::View& v) { return "[" + std::to_string(v.rows) + "," + std::to_string(v.cols) + "]"; }
-
 }  // namespace
+
+std::string RtlMacUnit::shape(const sim::View& v) {
+  return "[" + std::to_string(v.rows) + "," + std::to_string(v.cols) + "]";
+}
+
+MacInsnRecord RtlMacUnit::record(const sim::Issued& in, double now, double t0, double rtl_end, double model_end,
+                                 double clk, int64_t weight_stall_cycles) {
+  MacInsnRecord rec;
+  rec.pc = in.pc;
+  rec.dyn = in.dyn;
+  rec.what = isa::mnemonic(*in.def, *in.sub) + " " + shape(in.op("src")) + "x" + shape(in.op("w"));
+  rec.rtl_cycles = (rtl_end - t0) / clk - 0.5;
+  rec.model_cycles = (model_end - now) / clk;
+  rec.stall_cycles = double(weight_stall_cycles);
+  return rec;
+}
 
 RtlMacUnit::RtlMacUnit(sc_core::sc_module_name n, sc::Context& c, int engine, std::string who)
     : sc::MacUnit(n, c, engine), shadow_(*this, engine, who), who_(std::move(who)), feed_(*this) {
@@ -117,7 +131,7 @@ void RtlMacUnit::inject(const char* env, size_t index, std::vector<float>& out) 
 std::string RtlMacUnit::compare(const sim::Issued& in, const std::vector<float>& out) const {
   const sim::View& y = in.op("dst");
   require(int64_t(out.size()) == y.numel(),
-          who_ + ": the engine returned " + std::to_string(out.size()) + " results for dst " + shape_text(y));
+          who_ + ": the engine returned " + std::to_string(out.size()) + " results for dst " + shape(y));
   std::vector<float> ref(static_cast<size_t>(y.cols));
   for (int64_t r = 0; r < y.rows; ++r) {
     sim::read_row(c_.sim->memory(), y, r, ref.data());
@@ -130,7 +144,7 @@ std::string RtlMacUnit::compare(const sim::Issued& in, const std::vector<float>&
       std::snprintf(buf, sizeof buf, "element [%" PRId64 ", %" PRId64 "]: rtl %.9g (0x%08x), functional %.9g (0x%08x)", r,
                     c, double(a), bits_of(a), double(b), bits_of(b));
       return who_ + ": instruction " + std::to_string(in.pc) + " (" + isa::mnemonic(*in.def, *in.sub) + ", dynamic #" +
-             std::to_string(in.dyn) + "), dst '" + name + "' " + shape_text(y) + ", " + buf;
+             std::to_string(in.dyn) + "), dst '" + name + "' " + shape(y) + ", " + buf;
     }
   }
   return "";

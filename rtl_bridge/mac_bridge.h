@@ -73,6 +73,13 @@ class RtlMacUnit : public sc::MacUnit {
   // The engine's results into the shadow, then through the debug transport
   // into the modelled memory.
   void store_results(const sim::Issued& in, const std::vector<float>& out);
+  // The record of one instruction: the RTL ran from t0 to rtl_end (sampled
+  // at falling edges: the last result was there half a clock before), the
+  // model's prediction for the same arrivals ends at model_end.
+  static MacInsnRecord record(const sim::Issued& in, double now, double t0, double rtl_end, double model_end,
+                              double clk, int64_t weight_stall_cycles);
+  // "[rows,cols]" of a view, for messages and records.
+  static std::string shape(const sim::View& v);
 
   Shadow shadow_;
   const std::string who_;

@@ -27,15 +27,6 @@
 namespace n3::test {
 namespace {
 
-std::string tiny_io(const std::string& dir, int prompt, int steps) {
-  std::vector<int32_t> ids, feed;
-  for (int i = 0; i < prompt; ++i) ids.push_back((i * 37 + 5) % 256);
-  for (int i = 0; i < steps; ++i) feed.push_back((i * 7 + 3) % 256);
-  write_npy_i32(dir + "/ids.npy", ids);
-  write_npy_i32(dir + "/feed.npy", feed);
-  return " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force";
-}
-
 // The summary line's figures (-1: no such line).
 struct DecoderLine {
   long long words = -1, cycles = -1, reset = -1, lat_min = -1, lat_max = -1, waited = -1, dispatch = -1;
@@ -61,7 +52,7 @@ DecoderLine decoder_line(const std::string& err) {
 
 TEST(RtlSimDecoder, TinyPromptAndDecodeMatchGoldenWithEveryWordDecodedOnTheRtl) {
   const std::string dir = temp_dir("rtl_sim_decoder_tiny");
-  const std::string io = tiny_io(dir, 13, 8);
+  const std::string io = tiny_run_io(dir, 13, 8);
   RunResult g = run_n3("golden --numerics npu" + io + " --dump " + dir + "/ref");
   ASSERT_EQ(g.status, 0) << g.err;
   // The same run on the C++ decoder alone (and the timing models of the
@@ -110,7 +101,7 @@ TEST(RtlSimDecoder, TinyPromptAndDecodeMatchGoldenWithEveryWordDecodedOnTheRtl) 
 // partial output; without the injection the same run passes.
 TEST(RtlSimDecoder, AMismatchStopsTheRunNamingPcAndWord) {
   const std::string dir = temp_dir("rtl_sim_decoder_inject");
-  const std::string io = tiny_io(dir, 5, 2);
+  const std::string io = tiny_run_io(dir, 5, 2);
   setenv("N3_RTL_DECODER_INJECT", "40", 1);  // the 41st word decoded: its engine's bit 0 flipped
   RunResult s = run_n3("sim --backend systemc --rtl decoder" + io + " --dump " + dir + "/out");
   unsetenv("N3_RTL_DECODER_INJECT");

@@ -30,15 +30,6 @@
 namespace n3::test {
 namespace {
 
-std::string tiny_io(const std::string& dir, int prompt, int steps) {
-  std::vector<int32_t> ids, feed;
-  for (int i = 0; i < prompt; ++i) ids.push_back((i * 37 + 5) % 256);
-  for (int i = 0; i < steps; ++i) feed.push_back((i * 7 + 3) % 256);
-  write_npy_i32(dir + "/ids.npy", ids);
-  write_npy_i32(dir + "/feed.npy", feed);
-  return " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force";
-}
-
 // "rtl dma: 389 within 2%, 0 beyond; ..." -> {389, 0} ({-1, -1}: no such line).
 std::pair<long long, long long> dma_within_beyond(const std::string& err) {
   std::smatch m;
@@ -63,7 +54,7 @@ long long dma_compared(const std::string& err) {
 
 TEST(RtlSimDma, TinyPromptAndDecodeMatchGoldenWithDmaAloneAndWithGemv) {
   const std::string dir = temp_dir("rtl_sim_dma_tiny");
-  const std::string io = tiny_io(dir, 13, 8);
+  const std::string io = tiny_run_io(dir, 13, 8);
   RunResult g = run_n3("golden --numerics npu" + io + " --dump " + dir + "/ref");
   ASSERT_EQ(g.status, 0) << g.err;
   // The same run on the timing model alone: the reference for the totals.
@@ -157,7 +148,7 @@ TEST(RtlSimDma, VariedCopiesMatchTheModelsMemoryDelays) {
 // with no partial output.
 TEST(RtlSimDma, AMismatchStopsTheRunNamingInstructionTensorAndElement) {
   const std::string dir = temp_dir("rtl_sim_dma_inject");
-  const std::string io = tiny_io(dir, 5, 2);
+  const std::string io = tiny_run_io(dir, 5, 2);
   setenv("N3_RTL_DMA_INJECT", "3", 1);  // flip a bit of the 4th DMA instruction's first dst byte
   RunResult s = run_n3("sim --backend systemc --rtl gemv,dma" + io + " --dump " + dir + "/out");
   unsetenv("N3_RTL_DMA_INJECT");

@@ -22,22 +22,12 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
-#include "base/npy.h"
 #include "sim/memory.h"
 #include "tests/fst_file.h"
 #include "tests/test_util.h"
 
 namespace n3::test {
 namespace {
-
-std::string tiny_io(const std::string& dir, int prompt, int steps) {
-  std::vector<int32_t> ids, feed;
-  for (int i = 0; i < prompt; ++i) ids.push_back((i * 37 + 5) % 256);
-  for (int i = 0; i < steps; ++i) feed.push_back((i * 7 + 3) % 256);
-  write_npy_i32(dir + "/ids.npy", ids);
-  write_npy_i32(dir + "/feed.npy", feed);
-  return " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force";
-}
 
 // Every file under `a` has a byte-identical twin under `b` and the other
 // way round; "" or the first difference.
@@ -64,7 +54,7 @@ long long gemm_count(const std::string& stats) {
 // The prompt in one 13-token chunk and in chunks of 4 (T 13 and T 4 and 1:
 // fewer tokens than the array's rows, ragged tiles), then decode steps.
 void run_tiny(const std::string& tag, const std::string& units) {
-  const std::string dir = temp_dir(tag), io = tiny_io(dir, 13, 3);
+  const std::string dir = temp_dir(tag), io = tiny_run_io(dir, 13, 3);
   RunResult g = run_n3("golden --numerics npu" + io + " --dump " + dir + "/ref");
   ASSERT_EQ(g.status, 0) << g.err;
   for (int chunk : {13, 4}) {
@@ -123,7 +113,7 @@ TEST(RtlSimGemm, TinyPrefillAndDecodeWithEveryRtlUnitMatchTheModelAndGolden) {
 // first one, naming the instruction, the tensor and the element (exit 1),
 // and writes no dump.
 TEST(RtlSimGemm, AMismatchStopsTheRunNamingInstructionTensorAndElement) {
-  const std::string dir = temp_dir("rtl_sim_gemm_inject"), io = tiny_io(dir, 5, 1);
+  const std::string dir = temp_dir("rtl_sim_gemm_inject"), io = tiny_run_io(dir, 5, 1);
   setenv("N3_RTL_GEMM_INJECT", "2", 1);  // flip a bit of the third GEMM instruction's first result
   RunResult s = run_n3("sim --backend systemc --rtl gemm" + io + " --dump " + dir + "/out");
   unsetenv("N3_RTL_GEMM_INJECT");

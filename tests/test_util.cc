@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "base/file_util.h"
+#include "base/npy.h"
 
 #include <gtest/gtest.h>
 
@@ -79,6 +80,15 @@ const std::string& tiny_n3w() {
     return p;
   }();
   return path;
+}
+
+std::string tiny_run_io(const std::string& dir, int prompt, int steps) {
+  std::vector<int32_t> ids, feed;
+  for (int i = 0; i < prompt; ++i) ids.push_back((i * 37 + 5) % 256);
+  for (int i = 0; i < steps; ++i) feed.push_back((i * 7 + 3) % 256);
+  write_npy_i32(dir + "/ids.npy", ids);
+  write_npy_i32(dir + "/feed.npy", feed);
+  return " --model " + tiny_n3w() + " --ids " + dir + "/ids.npy --feed " + dir + "/feed.npy --dump-all --force";
 }
 
 std::string hw_variant(const std::string& tag, const std::vector<std::pair<std::string, std::string>>& values) {

@@ -36,6 +36,10 @@ std::string hw_without_prefetch(const std::string& tag);
 
 // configs/models/tiny.yaml synthesised with seed 1 (`n3 synth`), made once per process.
 const std::string& tiny_n3w();
+// The RTL bridge tests' tiny-model run: a `prompt`-token prompt and `steps`
+// fed tokens written into `dir`, as " --model <tiny> --ids .. --feed ..
+// --dump-all --force" for `n3 sim` / `n3 golden`.
+std::string tiny_run_io(const std::string& dir, int prompt, int steps);
 
 // Runs `n3 <args>` (args joined by spaces, shell-quoted by the caller).
 RunResult run_n3(const std::string& args);
