@@ -98,6 +98,20 @@ void run_tiny(const std::string& tag, const std::string& units) {
     EXPECT_LE(std::fabs(std::stod(tot[1])), 3.0) << rs.err;
     ASSERT_TRUE(std::regex_search(rs.err, worst, std::regex("rtl gemm: worst ([0-9.]+)%"))) << rs.err;
     EXPECT_LE(std::stod(worst[1]), 10.0) << rs.err;
+    // With every unit, the other engines' instructions keep to the model at
+    // these chunk sizes too (issue 20's 2 %, asserted at the default chunk
+    // in tests/rtl_sim_sfu_test.cc): chunk 13 puts a DMA row copy across a
+    // 4 KB boundary, where the RTL cuts its read burst (timing::
+    // dma_read_delay_cycles follows it; before, 6.8 % off).
+    if (units.find("dma") != std::string::npos) {
+      std::smatch dma, gemv;
+      ASSERT_TRUE(std::regex_search(rs.err, dma, std::regex("rtl dma: [0-9]+ within 2%, ([0-9]+) beyond"))) << rs.err;
+      EXPECT_EQ(dma[1], "0") << "chunk " << chunk << "\n" << rs.err;
+      ASSERT_TRUE(std::regex_search(rs.err, gemv, std::regex("rtl gemv: [0-9]+ within 2%, [0-9]+ more within one cycle, "
+                                                             "([0-9]+) beyond both")))
+          << rs.err;
+      EXPECT_EQ(gemv[1], "0") << "chunk " << chunk << "\n" << rs.err;
+    }
   }
 }
 
@@ -128,11 +142,9 @@ TEST(RtlSimGemm, AMismatchStopsTheRunNamingInstructionTensorAndElement) {
 // memory and writes the GEMM engine's waveform (one unit: the file itself;
 // with GEMV beside it, one file per unit); a gemm.mv with GROUP scales, a
 // weight kind the array lacks, runs on the timing model and the summary
-// counts it; a job beyond the array's buffers (513 tokens) is refused in one
-// line and writes nothing.
-TEST(RtlSimGemm, ProgramsGiveTheFunctionalCoresMemoryAWaveformAndRefuseWhatTheArrayCannotTake) {
-  const std::string dir = temp_dir("rtl_sim_gemm_prog");
-  const std::string head =
+// counts it. (A job beyond the array's buffers: the next test.)
+std::string gemm_program_head() {
+  return
       ".isa 1\n"
       ".region weights space=ddr role=weights base=0x0 size=0x2500\n"
       ".region x space=l2 role=input base=0x0 size=0x40200\n"
@@ -147,12 +159,14 @@ TEST(RtlSimGemm, ProgramsGiveTheFunctionalCoresMemoryAWaveformAndRefuseWhatTheAr
       ".desc x_big dtype=bf16 space=l2 base=0x0 rows=513 cols=256 row_stride=512\n"
       ".desc y_big dtype=f32 space=l2 base=0x40200 rows=513 cols=64 row_stride=256\n"
       ".tensor y desc=y\n";
-  write_file_atomic(dir + "/ok.s", head + "    gemm.mv dst=y src=x w=w_row\n    gemm.mv dst=y_grp src=x w=w_grp\n    sys.halt\n");
-  write_file_atomic(dir + "/big.s", head + "    gemm.mv dst=y_big src=x_big w=w_row\n    sys.halt\n");
-  for (const char* p : {"ok", "big"}) {
-    RunResult a = run_n3(std::string("asm ") + dir + "/" + p + ".s -o " + dir + "/" + p + ".n3p");
-    ASSERT_EQ(a.status, 0) << p << ": " << a.err;
-  }
+}
+
+// Writes the program `body` (after gemm_program_head) and its random memory
+// image into `dir` (p.n3p, in.img).
+void write_gemm_program(const std::string& dir, const std::string& body) {
+  write_file_atomic(dir + "/p.s", gemm_program_head() + body);
+  RunResult a = run_n3("asm " + dir + "/p.s -o " + dir + "/p.n3p");
+  ASSERT_EQ(a.status, 0) << a.err;
   // Small bf16 activations and any INT4 nibbles; scales small floats too.
   std::vector<sim::ImageRegion> regions(2);
   uint32_t s = 12345;
@@ -167,7 +181,12 @@ TEST(RtlSimGemm, ProgramsGiveTheFunctionalCoresMemoryAWaveformAndRefuseWhatTheAr
     }
   }
   sim::write_image(dir + "/in.img", regions);
-  const std::string run = "sim --mem-in " + dir + "/in.img --program " + dir + "/ok.n3p";
+}
+
+TEST(RtlSimGemm, ProgramsGiveTheFunctionalCoresMemoryAndAWaveform) {
+  const std::string dir = temp_dir("rtl_sim_gemm_prog");
+  write_gemm_program(dir, "    gemm.mv dst=y src=x w=w_row\n    gemm.mv dst=y_grp src=x w=w_grp\n    sys.halt\n");
+  const std::string run = "sim --mem-in " + dir + "/in.img --program " + dir + "/p.n3p";
   RunResult f = run_n3(run + " --backend func --mem-out " + dir + "/func.img");
   ASSERT_EQ(f.status, 0) << f.err;
   RunResult r = run_n3(run + " --backend systemc --rtl gemm --vcd " + dir + "/w.fst --mem-out " + dir + "/rtl.img");
@@ -185,8 +204,15 @@ TEST(RtlSimGemm, ProgramsGiveTheFunctionalCoresMemoryAWaveformAndRefuseWhatTheAr
   ASSERT_EQ(two.status, 0) << two.err;
   EXPECT_TRUE(read_fst(dir + "/two.gemm.fst").has("w_bsc"));
   EXPECT_EQ(read_file_bytes(dir + "/two.img"), read_file_bytes(dir + "/func.img"));
+}
 
-  RunResult g = run_n3("sim --mem-in " + dir + "/in.img --program " + dir + "/big.n3p --backend systemc --rtl gemm --mem-out " +
+// A job beyond the array's buffers (513 tokens) is refused in one line and
+// writes nothing. (Raised inside a SystemC thread: left out of the ASan
+// suite with the mismatch tests, CMakePresets.json.)
+TEST(RtlSimGemm, AJobBeyondTheArraysBuffersIsRefusedInOneLine) {
+  const std::string dir = temp_dir("rtl_sim_gemm_big");
+  write_gemm_program(dir, "    gemm.mv dst=y_big src=x_big w=w_row\n    sys.halt\n");
+  RunResult g = run_n3("sim --mem-in " + dir + "/in.img --program " + dir + "/p.n3p --backend systemc --rtl gemm --mem-out " +
                        dir + "/big.img");
   EXPECT_EQ(g.status, 2) << g.err;
   EXPECT_EQ(std::count(g.err.begin(), g.err.end(), '\n'), 1) << g.err;

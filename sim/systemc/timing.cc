@@ -485,15 +485,33 @@ DmaReadDelay dma_read_delay_cycles(const Params& p, const sim::Issued& in, const
   if (total <= 0) return d;
   // The first burst: the first run's beats (a scale: one), at most a burst;
   // the last: the last job's data run's last burst.
-  const int64_t burst = std::max<int64_t>(p.timing.ddr_burst_bytes.value / dma_bus_bytes(p), 1);
+  // A burst is at most `burst` beats and never crosses a 4 KB boundary (the
+  // RTL core's burst_beats): a run that starts just below a boundary has a
+  // short first burst, and its last burst is what is left after the cuts.
+  // (A [1,64] f32 row across a boundary: 1 beat, then 3; counted as one
+  // burst of 4, the model put its first data 7 clocks late.)
+  const int64_t bb = dma_bus_bytes(p), burst = std::max<int64_t>(p.timing.ddr_burst_bytes.value / bb, 1);
+  const auto burst_at = [&](uint64_t beat_addr, int64_t left) {
+    const int64_t to4k = (4096 - int64_t(beat_addr & 4095)) / bb;
+    return std::min({burst, std::max<int64_t>(to4k, 1), left});
+  };
+  const auto run_start = [&](const DmaJob& j) { return j.saddr / uint64_t(bb) * uint64_t(bb); };
   const DmaJob& a = jobs.front();
   const DmaJob& z = jobs.back();
-  const int64_t first = dequantises(a) ? 1 : std::min(burst, dma_job_beats(p, a).read);
+  const int64_t a_data = std::max<int64_t>(dma_job_beats(p, a).data, 1);
+  const int64_t first = dequantises(a) ? 1 : std::min(burst_at(run_start(a), a_data), dma_job_beats(p, a).read);
   // A dequantising copy's data follow its scale reads (a beat each).
   const int64_t phases = dequantises(a) ? (a.smode == isa::ScaleMode::TWO_LEVEL ? 2 : 1) : 0;
-  const int64_t data_first = phases + std::min(burst, std::max<int64_t>(dma_job_beats(p, a).data, 1));
-  const int64_t run = std::max<int64_t>(dma_job_beats(p, z).data, 1);
-  const int64_t last = run % burst == 0 ? burst : run % burst;
+  const int64_t data_first = phases + burst_at(run_start(a), a_data);
+  int64_t last = 1;
+  {
+    uint64_t at_beat = run_start(z);
+    for (int64_t left = std::max<int64_t>(dma_job_beats(p, z).data, 1); left > 0;) {
+      last = burst_at(at_beat, left);
+      left -= last;
+      at_beat += uint64_t(last * bb);
+    }
+  }
   const double clk = p.core_ps(), te = dma_cycles(p, in);
   const double at = kFirstAr + kAsk + (r.queue_ps + r.latency_ps) / clk;
   d.first = std::max(0.0, edge(at + r.occupancy_ps * double(first) / double(total) / clk) - kFirstBeat);
