@@ -277,6 +277,23 @@ TEST(Hardening, AtomicFileLeavesNothingOnErrorOrSignal) {
   EXPECT_THROW(AtomicFile{dir}, Error);
 }
 
+// timing.wbuf_prefetch_tiles (the weight prefetch): negative, past
+// wbuf_tiles or not a whole number is refused in one line naming the file
+// and the key, before anything is written.
+TEST(Hardening, BadWeightPrefetchTilesAreRefused) {
+  for (const char* v : {"-1", "3", "1.5"}) {
+    const std::string hw = test::hw_variant(std::string("harden_prefetch") + (v[0] == '-' ? "n" : v[0] == '3' ? "3" : "f"),
+                                            {{"timing.wbuf_prefetch_tiles", v}});
+    const std::string out = test::temp_dir("harden_prefetch_out") + "/c";
+    const RunResult r = run_n3("compile --model " + test::source_dir() + "/configs/models/tiny.yaml --hw " + hw + " -o " + out);
+    EXPECT_EQ(r.status, 2) << v << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(hw + ":"), std::string::npos) << "names the file: " << r.err;
+    EXPECT_NE(r.err.find("wbuf_prefetch_tiles"), std::string::npos) << "names the key: " << r.err;
+    EXPECT_FALSE(fs::exists(out)) << v;
+  }
+}
+
 // A hardware file whose L2 breaks the descriptors' alignment used to leave memory_map.json.
 TEST(Hardening, FailedCompileLeavesNoOutput) {
   const std::string hw = test::hw_variant("harden_l2", {{"memory.l2_bytes", "1835001"}});
