@@ -28,6 +28,10 @@ module n3_gemv_blocker #(
   import n3_fp_pkg::*;
   localparam int CW = $clog2(NE + 1);
   localparam int SW = $clog2(BMAX + 1);
+  // Wide enough for a beat's count (up to NE) and a beat index plus a block
+  // position (below NE + BMAX): counts compared in SW bits wrap once NE
+  // passes 2^SW - 1 (64 lanes and more against 32-element blocks).
+  localparam int MW = (CW > SW ? CW : SW) + 1;
 
   logic bv, blast;
   logic [NE-1:0][31:0] bval;
@@ -37,14 +41,13 @@ module n3_gemv_blocker #(
   logic consumed, complete;
 
   always_comb begin
-    logic [SW-1:0] rb, rk;
-    logic [SW:0] j;
+    logic [MW-1:0] rb, rk, j;
     j = '0;
     bsize = SW'(1) << blog;
-    rb = SW'(bn) - SW'(bo);
-    rk = bsize - spos;
-    k = (rb < rk) ? rb : rk;
-    consumed = bv && (SW'(bo) + k == SW'(bn));
+    rb = MW'(bn) - MW'(bo);
+    rk = MW'(bsize) - MW'(spos);
+    k = SW'((rb < rk) ? rb : rk);
+    consumed = bv && (MW'(bo) + MW'(k) == MW'(bn));
     complete = bv && ((spos + k == bsize) || (blast && consumed));
     in_ready = !bv || consumed;
     // The staging moves only while a beat is held (why the branch: see
@@ -52,8 +55,8 @@ module n3_gemv_blocker #(
     merged = stg;
     if (bv)
       for (int i = 0; i < BMAX; i++) begin
-        j = (SW + 1)'(bo) + (SW + 1)'(i) - (SW + 1)'(spos);
-        if (SW'(i) >= spos && SW'(i) < spos + k && j < (SW + 1)'(NE)) merged[i] = bval[j[$clog2(NE)-1:0]];
+        j = MW'(bo) + MW'(i) - MW'(spos);
+        if (SW'(i) >= spos && SW'(i) < spos + k && j < MW'(NE)) merged[i] = bval[j[$clog2(NE)-1:0]];
       end
   end
 
