@@ -146,6 +146,10 @@ void Emitter::op(Engine e, const std::string& text) {
     return;
   }
   code_.push_back({e, text, 0, 0});
+  acc_.push_back(accesses_of(text));
+}
+
+std::vector<Emitter::Access> Emitter::accesses_of(const std::string& text) const {
   std::vector<Access> acc;
   // Operands "field=NAME" naming a descriptor: dst is written, every other read.
   size_t at = 0;
@@ -164,7 +168,7 @@ void Emitter::op(Engine e, const std::string& text) {
     }
     at = end + 1;
   }
-  acc_.push_back(std::move(acc));
+  return acc;
 }
 
 // Dependency tokens: instruction i on engine E must follow every earlier
@@ -272,15 +276,46 @@ void Emitter::merge_lanes() {
   }
   std::vector<std::vector<Rec>> lanes = std::move(lanes_);
   lanes_.clear();
-  for (size_t k = 0; k < steps[0].size(); ++k) {
-    for (size_t l = 0; l < lanes.size(); ++l)
-      for (size_t i = steps[l][k].first; i < steps[l][k].ops_end; ++i) {
-        const Rec& r = lanes[l][i];
-        if (l == 0)
-          for (const std::string& c : r.comments) comment(c);
-        op(r.e, r.text);
+  const size_t L = lanes.size(), K = steps[0].size();
+  auto emit_step = [&](size_t l, size_t k) {
+    for (size_t i = steps[l][k].first; i < steps[l][k].ops_end; ++i) {
+      const Rec& r = lanes[l][i];
+      if (l == 0)
+        for (const std::string& c : r.comments) comment(c);
+      op(r.e, r.text);
+    }
+  };
+  // Lane l may run up to skew_ steps ahead of lane l + 1. A capture names the
+  // whole tensor and is taken after the last lane's step; until then no lane
+  // that passed that step may write the bytes it reads (the dump would see
+  // the later value), so such a step waits.
+  std::vector<size_t> pos(L, 0);
+  size_t captured = 0;  // captures of steps < captured are emitted
+  auto blocked = [&](size_t l) {
+    const size_t k = pos[l];
+    if (l > 0 && k >= pos[l - 1]) return true;
+    if (l + 1 < L && k >= pos[l + 1] + size_t(skew_) + 1) return true;
+    for (size_t c = captured; c < k; ++c)
+      for (size_t i = steps[0][c].ops_end; i < steps[0][c].end; ++i) {
+        const Access cap = range_.at(lanes[0][i].desc);
+        for (size_t j = steps[l][k].first; j < steps[l][k].ops_end; ++j)
+          for (const Access& a : accesses_of(lanes[l][j].text))
+            if (a.write && a.space == cap.space && a.lo < cap.hi && cap.lo < a.hi) return true;
       }
-    for (size_t i = steps[0][k].ops_end; i < steps[0][k].end; ++i) capture(lanes[0][i].text, lanes[0][i].desc);
+    return false;
+  };
+  while (pos[L - 1] < K) {
+    bool moved = false;
+    for (size_t l = 0; l < L; ++l) {
+      if (pos[l] >= K || blocked(l)) continue;
+      emit_step(l, pos[l]++);
+      moved = true;
+      break;
+    }
+    require(moved, "compiler: lanes cannot advance");
+    for (; captured < pos[L - 1]; ++captured)
+      for (size_t i = steps[0][captured].ops_end; i < steps[0][captured].end; ++i)
+        capture(lanes[0][i].text, lanes[0][i].desc);
   }
 }
 

@@ -77,6 +77,8 @@ class Emitter {
   void begin_lanes(int n);
   void lane(int i);
   void merge_lanes();
+  // How many steps a lane may run ahead of the next (0: lockstep).
+  void set_lane_skew(int steps) { skew_ = steps; }
 
   int size() const { return int(code_.size()); }
   // Adds the synchronisation tokens and sys.halt; returns the assembly text.
@@ -102,6 +104,8 @@ class Emitter {
   std::map<std::string, int> desc_uses_;  // descriptors per Buf name
   std::map<std::string, std::string> consts_;
   void schedule_deps();
+  std::vector<Access> accesses_of(const std::string& text) const;
+  int skew_ = 0;
   // One recorded lane entry: an instruction (with the comments before it) or a capture.
   struct Rec {
     bool capture;

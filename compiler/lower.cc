@@ -16,6 +16,12 @@ namespace n3::comp {
 namespace {
 
 std::string num(int64_t v) { return std::to_string(v); }
+// The LM head's vocabulary slices (Lowering::final_logits): up to 8, none
+// narrower than 16384 logits (a small vocabulary stays one product).
+constexpr int64_t kVocabSlices = 8, kVocabSliceMin = 16384;
+// Chunks from this many tokens get the overlap buffers (a second score
+// buffer, GELU out of place); comp::default_lanes gives them two lanes.
+constexpr int kOverlapTokens = 16;
 // The same contiguous bytes seen as [rows, cols].
 Buf reshape(const Buf& b, int64_t rows, int64_t cols) { return view(b, rows, cols, 0, cols * dtype_bytes(b.dtype)); }
 
@@ -25,14 +31,33 @@ Buf reshape(const Buf& b, int64_t rows, int64_t cols) { return view(b, rows, col
 // Tensors carrying the residual (H, P, ag, al, o) are in the stream format.
 struct Bufs {
   Buf x0f, x0, plf, pli, posf, ang_local, ang_global, H, P, rms, rn, m, acc, an, mid, lo, q, k, v, s, ctx,
-      attn, ag, tmpf, al, xn, g, u, y, o, diff, gin, f, add, x;
+      attn, ag, tmpf, al, xn, g, u, h, y, o, diff, gin, f, add, x, s2;
   std::vector<Buf> c, cc;
 };
 
 // Allocates every buffer in L2, except those `spill` names, which go to DDR
 // (Emitter::ddr_scratch); `sizes` (optional) receives (name, bytes) in order.
+// `overlap`: allocate the overlap buffers (h, s2); -1: overlap_bufs() decides.
 Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int T,
-                const std::set<std::string>& spill = {}, std::vector<std::pair<std::string, uint64_t>>* sizes = nullptr) {
+                const std::set<std::string>& spill = {}, std::vector<std::pair<std::string, uint64_t>>* sizes = nullptr,
+                int overlap = -1);
+
+// Whether a T-token program gets the overlap buffers: from kOverlapTokens
+// tokens, where they fit L2 beside the others or the program spills anyway.
+// So a chunk that fits L2 without them still fits (the largest L2 chunk is
+// the same) and runs its GELU in place and one score buffer.
+bool overlap_bufs(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int T) {
+  if (T < kOverlapTokens) return false;
+  Emitter without, with;
+  alloc_bufs(without, cfg, f, hw, T, {}, nullptr, 0);
+  if (without.l2_high_water() > hw.l2) return true;
+  alloc_bufs(with, cfg, f, hw, T, {}, nullptr, 1);
+  return with.l2_high_water() <= hw.l2;
+}
+
+Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int T,
+                const std::set<std::string>& spill, std::vector<std::pair<std::string, uint64_t>>* sizes, int overlap) {
+  if (overlap < 0) overlap = overlap_bufs(cfg, f, hw, T) ? 1 : 0;
   auto A = [&](const std::string& name, int64_t rows, int64_t cols, const std::string& dt, bool aligned = false) {
     Buf b = spill.count(name) ? e.ddr_scratch(rows, cols, dt, aligned) : e.l2(rows, cols, dt, aligned);
     b.name = name;
@@ -81,6 +106,15 @@ Bufs alloc_bufs(Emitter& e, const ModelConfig& cfg, const num::Formats& f, const
   b.xn = A("xn", T, D, act);
   b.g = A("g", T, F, act);
   b.u = A("u", T, F, act);
+  // The overlap buffers (overlap_bufs): GELU out of place where lanes may
+  // run, as an in-place GELU of one lane's rows would wait for the gate's
+  // capture, taken after every lane's gate product (Lowering::oproj_to_end);
+  // and a second score buffer, the attention loop alternating two
+  // (Lowering::attention).
+  if (overlap) {
+    b.h = A("h", T, F, act);
+    b.s2 = A("s2", cfg.q_heads, ring_max, sc);
+  }
   b.y = A("y", T, D, act);
   b.o = A("o", T, D, st);
   b.diff = A("diff", T, D, "f32");
@@ -177,6 +211,7 @@ class Lowering {
   void lanes(F&& body) {
     if (lanes_ == 1) return body();
     e_.begin_lanes(lanes_);
+    e_.set_lane_skew(opt_.lane_skew);
     for (int i = 0; i < lanes_; ++i) {
       e_.lane(i);
       t0_ = lane_row(i);
@@ -391,27 +426,49 @@ void Lowering::attention(int l) {
   const int src = cfg_.kv_source(l);
   require(cfg_.is_global(src) == cfg_.is_global(l), "compiler: layer " + num(l) + " reads the KV ring of layer " +
                                                         num(src) + ", which has the other attention type");
-  const std::string kw = e_.d(ring_buf(src, false), "row_reg=r2 dyn_reg=r3 ring=1");
-  const std::string vw = e_.d(ring_buf(src, true), "row_reg=r2 dyn_reg=r3 ring=1");
-  const std::string qt = e_.d(view(b_.q, H, hd, 0, hd * dtype_bytes(b_.q.dtype)), "row_reg=r5");
-  const std::string ct = e_.d(view(b_.ctx, H, hd, 0, hd * dtype_bytes(b_.ctx.dtype)), "row_reg=r5");
-  const std::string s = e_.d(b_.s, "dyn_reg=r3 dyn_dim=cols");
+  // One register set (window start, window length, the token's head row)
+  // and score buffer per token, alternating between two where the program
+  // has the second buffer (overlap_bufs): token t's QK^T is emitted before token
+  // t - 1's softmax and PV, so the GEMV computes the next token's scores
+  // while the SFU runs this token's softmax. Registers are read at dispatch,
+  // so a set is rewritten only after the instructions that use it dispatched.
+  struct Set {
+    std::string start, len, head, kw, vw, qt, ct, s;
+  };
+  auto make_set = [&](const std::string& start, const std::string& len, const std::string& head, const Buf& sb) {
+    Set x{start, len, head, "", "", "", "", ""};
+    const std::string win = "row_reg=" + start + " dyn_reg=" + len + " ring=1";
+    x.kw = e_.d(ring_buf(src, false), win);
+    x.vw = e_.d(ring_buf(src, true), win);
+    x.qt = e_.d(view(b_.q, H, hd, 0, hd * dtype_bytes(b_.q.dtype)), "row_reg=" + head);
+    x.ct = e_.d(view(b_.ctx, H, hd, 0, hd * dtype_bytes(b_.ctx.dtype)), "row_reg=" + head);
+    x.s = e_.d(sb, "dyn_reg=" + len + " dyn_dim=cols");
+    return x;
+  };
+  std::vector<Set> sets{make_set("r2", "r3", "r5", b_.s)};
+  if (b_.s2.rows > 0) sets.push_back(make_set("r13", "r14", "r15", b_.s2));
+  auto rest = [&](const Set& x) {
+    e_.op(Emitter::SFU, "cvo.softmax dst=" + x.s + " a=" + x.s);
+    e_.op(Emitter::GEMV, "gemv.pv dst=" + x.ct + " src=" + x.s + " w=" + x.vw);
+  };
   for (int t = 0; t < T_; ++t) {
+    const Set& x = sets[size_t(t) % sets.size()];
     // Causal; local layers see kv > q - window: the window is a ring range.
     e_.ctl("alui.add rd=r10 rs1=" + row0 + " imm=" + num(t));
     if (cfg_.is_global(l)) {
-      li(2, 0);
+      e_.ctl("alui.add rd=" + x.start + " rs1=r0 imm=0");
     } else {
-      e_.ctl("alui.add rd=r2 rs1=r10 imm=" + num(1 - int64_t(cfg_.sliding_window)));
-      e_.ctl("alui.max rd=r2 rs1=r2 imm=0");
+      e_.ctl("alui.add rd=" + x.start + " rs1=r10 imm=" + num(1 - int64_t(cfg_.sliding_window)));
+      e_.ctl("alui.max rd=" + x.start + " rs1=" + x.start + " imm=0");
     }
-    e_.ctl("alu.sub rd=r3 rs1=r10 rs2=r2");
-    e_.ctl("alui.add rd=r3 rs1=r3 imm=1");
-    li(5, int64_t(t) * H);
-    e_.op(Emitter::GEMV, "gemv.qk dst=" + s + " src=" + qt + " w=" + kw);
-    e_.op(Emitter::SFU, "cvo.softmax dst=" + s + " a=" + s);
-    e_.op(Emitter::GEMV, "gemv.pv dst=" + ct + " src=" + s + " w=" + vw);
+    e_.ctl("alu.sub rd=" + x.len + " rs1=r10 rs2=" + x.start);
+    e_.ctl("alui.add rd=" + x.len + " rs1=" + x.len + " imm=1");
+    e_.ctl("alui.add rd=" + x.head + " rs1=r0 imm=" + num(int64_t(t) * H));
+    e_.op(Emitter::GEMV, "gemv.qk dst=" + x.s + " src=" + x.qt + " w=" + x.kw);
+    if (sets.size() == 1) rest(x);
+    else if (t > 0) rest(sets[size_t(t - 1) % sets.size()]);
   }
+  if (sets.size() > 1) rest(sets[size_t(T_ - 1) % sets.size()]);
   cap(Op::AttnCtx, l, b_.ctx);
 }
 
@@ -482,10 +539,12 @@ void Lowering::oproj_to_end(int l) {
   cap(Op::MlpGate, l, gF);
   mv(u, xn, w(n.up));
   cap(Op::MlpUp, l, uF);
-  cvo1("gelu", g, g);
-  cvo2("mul", g, g, u);
-  cap(Op::MlpAct, l, gF);
-  mv(y, g, w(n.down));
+  const bool apart = lanes_ > 1 && b_.h.rows == T_;
+  const Buf hF = apart ? view(b_.h, T_, F, 0, F * dtype_bytes(b_.h.dtype)) : gF, h = R(hF);
+  cvo1("gelu", h, g);
+  cvo2("mul", h, h, u);
+  cap(Op::MlpAct, l, hF);
+  mv(y, h, w(n.down));
   cap(Op::MlpDown, l, b_.y);
   // In lanes the norm goes out of place, into xn (free once the products
   // read it, same format): y's capture is taken after every lane's product,
@@ -550,8 +609,22 @@ void Lowering::final_logits() {
   lg.cols = cfg_.vocab;
   lg.stride = cfg_.vocab * dtype_bytes(lg.dtype);
   lg.name = "logits";
-  mv(R(lg), x, w(model_weight_names().embed));
-  if (cfg_.softcap > 0) cvok("softcap", R(lg), R(lg), float(cfg_.softcap));
+  // The LM head in vocabulary slices, each softcapped as soon as its product
+  // lands: the SFU's softcap of one slice overlaps the next slice's product,
+  // and the program ends one slice's softcap after the last product instead
+  // of the whole vocabulary's. Each logit is its own dot product: the bits do
+  // not depend on the slicing.
+  const int64_t V = cfg_.vocab, slices = std::clamp<int64_t>(V / kVocabSliceMin, 1, kVocabSlices);
+  const int64_t per = ((V + slices - 1) / slices + 63) / 64 * 64;
+  for (int64_t c0 = 0; c0 < V; c0 += per) {
+    const int64_t n = std::min(per, V - c0);
+    const Buf ls = view(R(lg), tn_, n, uint64_t(c0 * dtype_bytes(lg.dtype)));
+    Buf es = w(model_weight_names().embed);
+    es.scale_base += uint64_t(4 * c0);
+    es = view(es, n, es.cols, uint64_t(c0 * es.stride));
+    mv(ls, x, es);
+    if (cfg_.softcap > 0) cvok("softcap", ls, ls, float(cfg_.softcap));
+  }
   cap(Op::Logits, -1, lg);
 }
 
@@ -615,7 +688,7 @@ uint64_t spill_bytes_for(const ModelConfig& cfg, const num::Formats& f, const Hw
   return e.ddr_scratch_bytes();
 }
 
-int default_lanes(int tokens, bool chain) { return !chain && tokens >= 16 ? 2 : 1; }
+int default_lanes(int tokens, bool chain) { return !chain && tokens >= kOverlapTokens ? 2 : 1; }
 
 int largest_chunk(const ModelConfig& cfg, const num::Formats& f, const HwLimits& hw, int cap) {
   require(l2_bytes_for(cfg, f, hw, 1) <= hw.l2,

@@ -25,6 +25,9 @@ struct CompileOptions {
   // range's SFU work overlaps another's matrix products (docs/compiler.md,
   // "Overlap across units"); 0: default_lanes(tokens, chain), 1: none.
   int lanes = 0;
+  // Steps a lane may run ahead of the next (Emitter::set_lane_skew): with
+  // one, a lane's row operators run while the next lane's products do.
+  int lane_skew = 1;
 };
 
 // The lanes a T-token program gets by default: 2 from 16 tokens (each lane

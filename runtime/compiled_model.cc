@@ -169,6 +169,7 @@ const comp::Compiled& CompiledModel::program(int T) {
   if (it != progs_.end()) return it->second;
   comp::CompileOptions o;
   o.tokens = T;
+  if (T == choice_.chunk) o.lanes = choice_.lanes;
   return progs_.emplace(T, comp::compile_forward(cfg_, lay_, f_, hw_, o)).first->second;
 }
 

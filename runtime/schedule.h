@@ -74,6 +74,7 @@ ProgramWork program_work(const comp::Compiled& c, const comp::Layout& lay, const
 
 struct ChunkCandidate {
   int chunk = 0;
+  int lanes = 0;             // the row lanes its program was compiled with (0: comp::default_lanes)
   uint64_t spill_bytes = 0;  // activations in DDR
   ProgramWork work;          // the chunk's program at position 0
   std::string skipped;       // why it is not a candidate (DDR image too large, ...); "" evaluated
@@ -84,6 +85,7 @@ struct ChunkCandidate {
 struct ChunkChoice {
   int chunk = 0;       // the chosen largest chunk
   int fit = 0;         // the largest whose activations fit L2
+  int lanes = 0;       // the chosen chunk's row lanes (0: comp::default_lanes)
   std::string why;     // one line: the rule, or why it fell back to `fit`
   std::vector<ChunkCandidate> candidates;  // ascending
 };
@@ -91,6 +93,9 @@ struct ChunkChoice {
 // A larger chunk must model this much faster than a smaller one to win
 // (it costs DDR: the logits and spill regions and the sliding rings grow).
 constexpr double kChunkGain = 0.01;
+// Rows each of three lanes needs before the chunk choice tries three
+// (comp::default_lanes gives two from 16 tokens).
+constexpr int kMinLaneRows = 32;
 
 // `fit`: comp::largest_chunk; `cap`: no candidate above it (kv.policy evict
 // bounds the chunk). Falls back to `fit` (why says so) where the hardware

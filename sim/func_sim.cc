@@ -474,6 +474,7 @@ void FuncSim::finish_checks() {
 }
 
 void FuncSim::capture(uint32_t pc, const Issued* in) {
+  if (!opt_.captures) return;
   const std::vector<size_t>& which = pc == UINT32_MAX ? capture_end_ : capture_at_[pc];
   for (size_t si : which) {
     const Symbol& s = prog_.symbols[si];

@@ -81,6 +81,9 @@ struct SimOptions {
   // costs copies. false: capture only the always-present ones (logits,
   // layers.N; docs/dumps.md), the rest stay names in the table.
   bool capture_all = true;
+  // false: capture nothing (runs that only count, such as the compiler's
+  // modelled chunk choice: a 128-token program's logits alone are 134 MB of copies).
+  bool captures = true;
 };
 
 // One dispatched instruction: the word, its resolved operands and the

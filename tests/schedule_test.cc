@@ -69,6 +69,40 @@ TEST(Schedule, DefaultChunkIsTheBestCandidateUnderTheModel) {
   EXPECT_EQ(chunk_choice_json(again.chunk_choice()).dump(), chunk_choice_json(c).dump());
 }
 
+// The chosen chunk is tried with three lanes where each gets at least
+// kMinLaneRows rows, and keeps them where they model faster than two; the
+// model's program of that size is compiled with them. On kv260 tiny's chosen
+// chunk takes three; the rule is checked on hbm-server too.
+TEST(Schedule, TheChosenChunkKeepsThreeLanesWhereTheyModelFaster) {
+  for (const std::string hwname : {"kv260", "hbm-server"}) {
+    SCOPED_TRACE(hwname);
+    const HwConfig hw = load_hw_config(test::source_dir() + "/configs/hw/" + hwname + ".yaml");
+    CompiledModel m(tiny(), hw, CompiledOptions{});
+    const ChunkChoice& c = m.chunk_choice();
+    ASSERT_GE(c.chunk, 3 * kMinLaneRows);
+    const comp::HwLimits lim = hw_limits(hw);
+    const comp::Layout lay = comp::plan_layout(tiny(), hw.numerics.formats, lim, c.chunk);
+    double t[4] = {};
+    int insns[4] = {};
+    for (int lanes : {2, 3}) {
+      comp::CompileOptions o;
+      o.tokens = c.chunk;
+      o.lanes = lanes;
+      const comp::Compiled p = comp::compile_forward(tiny(), lay, hw.numerics.formats, lim, o);
+      t[lanes] = program_work(p, lay, hw, c.chunk, 0).modelled_s();
+      insns[lanes] = p.instructions;
+    }
+    ASSERT_NE(insns[2], insns[3]);
+    EXPECT_EQ(c.lanes, t[3] < t[2] ? 3 : 0);
+    EXPECT_EQ(m.program(c.chunk).instructions, insns[c.lanes == 3 ? 3 : 2]);
+    if (hwname == "kv260") {
+      EXPECT_EQ(c.lanes, 3);
+      for (const auto& k : chunk_choice_json(c)["candidates"])
+        if (k["chunk"] == c.chunk) EXPECT_EQ(k["lanes"], 3) << k.dump();
+    }
+  }
+}
+
 TEST(Schedule, RuleTakesTheSmallestWithinOnePercentOfTheBest) {
   auto cand = [](int chunk, double serial_s) {
     ChunkCandidate k;
