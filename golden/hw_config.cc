@@ -358,27 +358,36 @@ int line_of(const YAML::Node& n) { return n.Mark().line + 1; }
 // Rules between keys, checked once every key is read; `cited` holds each
 // key's message prefix ("file:line: " or "--set key=value: ").
 void check_across(const HwConfig& hw, const std::map<std::string, std::string>& cited) {
-  auto where = [&](const std::string& key) {
-    auto it = cited.find(key);
+  // A rule between keys blames the first of them a command-line override
+  // set (the key a user just changed, "--set key=value: "), else the first
+  // key's line in the file.
+  auto where = [&](std::initializer_list<const char*> keys) {
+    for (const char* k : keys)
+      if (auto it = cited.find(k); it != cited.end() && it->second.rfind("--", 0) == 0) return it->second;
+    auto it = cited.find(*keys.begin());
     return it == cited.end() ? hw.path + ": " : it->second;
   };
   require(hw.kv.sink_tokens.value < hw.kv.cap_tokens.value,
-          where("kv.sink_tokens") + "kv.sink_tokens = " + std::to_string(hw.kv.sink_tokens.value) +
+          where({"kv.sink_tokens", "kv.cap_tokens"}) + "kv.sink_tokens = " + std::to_string(hw.kv.sink_tokens.value) +
               " must be less than kv.cap_tokens = " + std::to_string(hw.kv.cap_tokens.value));
   require(!hw.timing.dma_hp_ports.given || hw.timing.dma_hp_ports.value <= hw.memory.hp_ports.value,
-          where("timing.dma_hp_ports") + "timing.dma_hp_ports must be in [1, memory.hp_ports]");
+          where({"timing.dma_hp_ports", "memory.hp_ports"}) + "timing.dma_hp_ports = " +
+              std::to_string(hw.timing.dma_hp_ports.value) + " must be in [1, memory.hp_ports = " +
+              std::to_string(hw.memory.hp_ports.value) + "]");
   require(!hw.timing.wbuf_tiles.given || hw.timing.wbuf_tiles.value <= hw.weight_buffer_bytes(),
-          where("timing.wbuf_tiles") + "timing.wbuf_tiles must be at most the weight buffers' bytes (" +
+          where({"timing.wbuf_tiles", "memory.weight_fifos", "memory.weight_fifo_bytes"}) +
+              "timing.wbuf_tiles must be at most the weight buffers' bytes (" +
               std::to_string(hw.weight_buffer_bytes()) + ")");
   require(hw.timing.wbuf_prefetch_tiles.value <= hw.timing.wbuf_tiles.value,
-          where("timing.wbuf_prefetch_tiles") + "timing.wbuf_prefetch_tiles must be at most timing.wbuf_tiles (" +
+          where({"timing.wbuf_prefetch_tiles", "timing.wbuf_tiles"}) +
+              "timing.wbuf_prefetch_tiles must be at most timing.wbuf_tiles (" +
               std::to_string(hw.timing.wbuf_tiles.value) + ")");
   // The ISA places L2 buffers at 16-byte (L2 word) aligned bases, counted
   // down from the top of L2: a size off that grid broke the compiler with a
   // "descriptor base not aligned" no other command saw (golden and run took
   // the file).
   require(hw.memory.l2_bytes.value % 16 == 0,
-          where("memory.l2_bytes") + "'memory.l2_bytes' must be a multiple of 16 (the ISA's 16-byte L2 word; is " +
+          where({"memory.l2_bytes"}) + "'memory.l2_bytes' must be a multiple of 16 (the ISA's 16-byte L2 word; is " +
               std::to_string(hw.memory.l2_bytes.value) + ")");
   // A section priced in part would give a total that looks whole: all of its keys or none.
   for (const char* sec : {"energy.", "cost."}) {
@@ -389,7 +398,7 @@ void check_across(const HwConfig& hw, const std::map<std::string, std::string>& 
       if (first.empty()) first = k.key;
     }
     require(given.empty() || missing.empty(),
-            where(given) + given + " is given without " + missing + " (the " +
+            where({given.c_str()}) + given + " is given without " + missing + " (the " +
                 std::string(sec).substr(0, std::strlen(sec) - 1) + " section takes all of its keys or none)");
   }
   // Each cost is finite but a product of two large ones need not be (1e300
@@ -399,7 +408,7 @@ void check_across(const HwConfig& hw, const std::map<std::string, std::string>& 
     for (const auto& [part, v] : hw.cost_parts()) {
       total += v;
       require(std::isfinite(v) && std::isfinite(total),
-              where("cost.gemv_mac") + "the cost of the " + part + " overflows a double: the cost section's figures are out of scale");
+              where({"cost.gemv_mac"}) + "the cost of the " + part + " overflows a double: the cost section's figures are out of scale");
     }
   }
   const std::string problem = num::formats_problem(hw.numerics.formats);

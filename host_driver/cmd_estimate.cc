@@ -2,7 +2,7 @@
 //             [--prompt 128] [--new 128] [--set key=value]... [--json]
 //             [--sweep key=v1,v2,...]... [--shard i/n] [--jobs J] [--csv FILE] [--plot DIR]
 //             [--target-tok-s X [--target-phase decode|decode@N|prefill]]
-// n3 estimate --merge A.csv B.csv ... [--csv FILE] [--target-tok-s X ...]
+// n3 estimate --merge A.csv B.csv ... [--csv FILE] [--plot DIR] [--target-tok-s X ...]
 // Throughput of a model on a design point (docs/estimating.md): the hand
 // calculation (bytes/token over the memory roofline, MACs over the GEMV rate;
 // golden/decode_traffic.h, HwConfig's rates) and the compiled programs run
@@ -107,8 +107,9 @@ int cmd_estimate(const Args& a) {
     answer = [tok_s, target_phase](const std::string& text) { return target_answer(text, tok_s, target_phase); };
   }
   if (!merge.empty()) {
-    require(model.empty() && sweeps.empty() && sets.empty(), "--merge takes the shard CSVs (and --csv) alone");
-    return merge_csvs(merge, csv, answer);
+    require(model.empty() && sweeps.empty() && sets.empty(), "--merge takes the shard CSVs (and --csv, --plot) alone");
+    require(plot.empty() || !csv.empty(), "--plot needs --csv (the plots are drawn from the CSV file)");
+    return merge_csvs(merge, csv, answer, plot);
   }
   require(!model.empty(), "the option '--model' is required but missing");
   require(prompt >= 0, "--prompt must not be negative");

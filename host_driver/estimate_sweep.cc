@@ -257,7 +257,7 @@ bool plot_csv(const std::string& csv, const std::string& dir) {
 }
 
 int merge_csvs(const std::vector<std::string>& files, const std::string& csv,
-               const std::function<std::string(const std::string&)>& answer) {
+               const std::function<std::string(const std::string&)>& answer, const std::string& plot) {
   std::string header;
   struct Row {
     std::string text;
@@ -312,7 +312,7 @@ int merge_csvs(const std::vector<std::string>& files, const std::string& csv,
   const std::string text = answer ? answer(out) : "";
   write_csv(out, csv);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  return 0;
+  return plot.empty() || plot_csv(csv, plot) ? 0 : 1;
 }
 
 }  // namespace n3::cli

@@ -43,7 +43,9 @@ std::string worker_message(const std::string& err);
 // False when the script failed or python3 could not start: one line more
 // says so, and the CSV stands (run_sweep then exits 1).
 bool plot_csv(const std::string& csv, const std::string& dir);
+// Merges shard CSVs into the unsharded one (at `csv`, or stdout); with
+// `plot`, draws it as a sweep does (plot_csv: exit 1 where that fails).
 int merge_csvs(const std::vector<std::string>& files, const std::string& csv,
-               const std::function<std::string(const std::string&)>& answer = nullptr);
+               const std::function<std::string(const std::string&)>& answer = nullptr, const std::string& plot = "");
 
 }  // namespace n3::cli

@@ -83,7 +83,7 @@ double ProgramWork::bound_s() const {
   return b;
 }
 
-// The bytes of a GEMV's weights the prefetch may stream before it starts:
+// The bytes of a GEMV's or GEMM's weights the prefetch may stream before it starts:
 // at most timing.wbuf_prefetch_tiles tiles, and only weights inside the
 // program's read-only `weights` region (MacUnit::prefetch).
 static double prefetch_bytes(const isa::Program& prog, const HwConfig& hw, const sim::Issued& in) {
@@ -164,7 +164,7 @@ ProgramWork program_work(const comp::Compiled& c, const comp::Layout& lay, const
     std::deque<double>& q = taken[size_t(e)];
     if (q.size() >= depth) dispatched = std::max(dispatched, q[q.size() - depth]);
     double start = std::max(dispatched, unit_free[size_t(e)]);
-    // A GEMV's weight prefetch may start once it is queued and the previous
+    // A GEMV's or GEMM's weight prefetch may start once it is queued and the previous
     // instruction's last tile is in flight (its last DDR latency).
     const double open = std::max(dispatched, unit_free[size_t(e)] - lat);
     q.push_back(start);
@@ -176,9 +176,9 @@ ProgramWork program_work(const comp::Compiled& c, const comp::Layout& lay, const
       }
     // The weight prefetch (timing.wbuf_prefetch_tiles; the SystemC
     // MacUnit::prefetch): from `open` until its tokens, up to that many
-    // tiles of a GEMV's read-only weights stream at the roofline, and its
+    // tiles of its read-only weights stream at the roofline, and its
     // own stream is that much shorter.
-    const double pre_s = e == kGemv ? std::min(start - open, prefetch_bytes(c.program, hw, in) / roof) : 0.0;
+    const double pre_s = e == kGemv || e == kGemm ? std::min(start - open, prefetch_bytes(c.program, hw, in) / roof) : 0.0;
     const double took = pre_s > 0 ? std::max(own, mem - pre_s) : dur;
     unit_free[size_t(e)] = start + took;
     for (int g = 0; g < 5; ++g)

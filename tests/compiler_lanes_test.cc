@@ -161,9 +161,9 @@ TEST(CompilerLanes, FortyTokenPromptMatchesGolden) {
 
 
 // Three lanes, a step apart, with the overlap buffers: tiny's chosen chunk
-// on kv260 is 256 with three lanes (Schedule.TheChosenChunkKeepsThreeLanes...);
-// a 260-token prompt (programs 256 and 4) and decode steps on func and
-// systemc, every tensor equal to golden.
+// on kv260 (213) takes three lanes (Schedule.TheChosenChunkKeepsThreeLanes...);
+// a 260-token prompt (programs 213, 32, 8, 4, 2, 1: three lanes, then two,
+// then none) and decode steps on func and systemc, every tensor equal to golden.
 TEST(CompilerLanes, ThreeLaneChunkMatchesGolden) {
   const std::string dir = test::temp_dir("lanes_three");
   const test::RunResult c = test::run_n3("compile --model " + test::tiny_n3w() + " -o " + dir + "/c");

@@ -269,9 +269,14 @@ TEST(Estimate, SweepRowsAreSingleRunsAndShardsMergeBack) {
     EXPECT_LT(lines_of(read_file_text(f)).size(), rows.size());
     shards += " " + f;
   }
-  const RunResult m = run_n3("estimate --merge" + shards + " --csv " + dir + "/merged.csv");
+  const RunResult m = run_n3("estimate --merge" + shards + " --csv " + dir + "/merged.csv --plot " + dir + "/mp");
   ASSERT_EQ(m.status, 0) << m.err;
   EXPECT_EQ(read_file_text(dir + "/merged.csv"), read_file_text(dir + "/all.csv"));
+  // --plot draws the merged CSV as the sweep would (the cluster's last step).
+  if (m.err.find("matplotlib is not installed") == std::string::npos) {
+    EXPECT_TRUE(fs::exists(dir + "/mp/compute.gemv_cores.png")) << m.err;
+  }
+  expect_refused("estimate --merge" + shards + " --plot " + dir + "/mq", "--plot needs --csv");
   expect_refused("estimate --merge " + dir + "/s1.csv " + dir + "/s2.csv --csv " + dir + "/part.csv", "is missing",
                  dir + "/part.csv");
   expect_refused("estimate --merge " + dir + "/s1.csv " + dir + "/s1.csv --csv " + dir + "/dup.csv", "in two files",
@@ -620,7 +625,14 @@ TEST(Estimate, BadSetAndSweepAreRefusedInOneLine) {
   expect_refused(base + "--context 1,1 --sweep compute.gemv_cores=4,8 --csv " + csv, "context 1 is given twice", csv);
   expect_refused(base + "--sweep compute.gemv_cores=4,8 --sweep compute.gemv_cores=2 --csv " + csv, "swept twice", csv);
   expect_refused(base + "--sweep memory.hp_ports=4,1 --set timing.dma_hp_ports=2 --csv " + csv,
-                 "timing.dma_hp_ports must be in [1, memory.hp_ports]", csv);
+                 "timing.dma_hp_ports = 2 must be in [1, memory.hp_ports = 1]", csv);
+  // A rule between two keys names the override that broke it, not the
+  // file's line of the other key.
+  expect_refused(base + "--set memory.hp_ports=2",
+                 "--set memory.hp_ports=2: timing.dma_hp_ports = 4 must be in [1, memory.hp_ports = 2]");
+  expect_refused(base + "--set kv.cap_tokens=2", "--set kv.cap_tokens=2: kv.sink_tokens = 4 must be less than");
+  expect_refused(base + "--sweep memory.hp_ports=8,2 --csv " + csv,
+                 "--sweep memory.hp_ports=2: timing.dma_hp_ports = 4 must be in [1, memory.hp_ports = 2]", csv);
   expect_refused(base + "--sweep compute.gemv_cores=4,8 --shard 4/3 --csv " + csv, "--shard 4/3", csv);
   expect_refused(base + "--context 1,0", "--context 1,0");
   // Positions past the KV cap or the model's positions: refused before any simulation, naming the option and the cap.

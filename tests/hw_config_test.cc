@@ -170,7 +170,7 @@ TEST(HwConfig, RejectsBadValuesNamingKeyFileAndLine) {
       {"wbuf_tiles: {value: 2,", "wbuf_tiles: {value: 1,", "'timing.wbuf_tiles' must be at least 2"},
       {"wbuf_tiles: {value: 2,", "wbuf_tiles: {value: 1000000,",
        "timing.wbuf_tiles must be at most the weight buffers' bytes (262144)"},
-      {"dma_hp_ports: {value: 4,", "dma_hp_ports: {value: 5,", "timing.dma_hp_ports must be in [1, memory.hp_ports]"},
+      {"dma_hp_ports: {value: 4,", "dma_hp_ports: {value: 5,", "timing.dma_hp_ports = 5 must be in [1, memory.hp_ports = 4]"},
       {"queue_depth: {value: 8,", "queue_depth: {value: 0,", "'timing.queue_depth' must be positive"},
       {"dma_lanes: {value: 8,", "dma_lanes: {value: 0,", "'timing.dma_lanes' must be positive"},
       {"dma_job_cycles: {value: 6,", "dma_job_cycles: {value: -1,", "'timing.dma_job_cycles' must not be negative"},

@@ -141,7 +141,7 @@ void MacUnit::before_tokens(const sim::Issued& in) {
 void MacUnit::prefetch(const sim::Issued& next, bool head, double free_by_ps) {
   if (pre_dyn_ != next.dyn) pre_.clear(), pre_dyn_ = next.dyn;
   const int64_t most = c_.p.timing.wbuf_prefetch_tiles.value;
-  if (engine_ != 2 || int64_t(pre_.size()) >= most) return;
+  if (int64_t(pre_.size()) >= most) return;  // the GEMV's and the GEMM array's streams alike
   const sim::View& w = next.op("w");
   if (w.d.space != Space::DDR) return;
   const int64_t wbytes = timing::view_bytes(w);
@@ -251,7 +251,7 @@ EngineUnit::Timed MacUnit::model(const sim::Issued& in) {
       if (!gemm && off + b < wbytes && (off + b) % per_row != 0) split = slot.index;
     }
     pre_.clear();
-    // Every tile asked for: the next queued GEMV may stream into the slots
+    // Every tile asked for: the next queued product may stream into the slots
     // as they free before this instruction ends (its MACs finish meanwhile).
     if (const sim::Issued* next = queue.peek()) prefetch(*next, false, compute_end + drain);
   } else {
