@@ -686,10 +686,14 @@ TEST(Estimate, E4bSweep27Points) {
   const std::string base = "estimate --model " + e4b() + " --prompt 128 --new 128";
   const auto t0 = std::chrono::steady_clock::now();
   const RunResult r = run_n3(base + " --jobs 2 --sweep memory.ddr_peak_gbps=19.2,38.4,76.8 --sweep memory.hp_ports=4,8,16" +
-                             " --sweep compute.gemv_cores=4,8,16 --csv " + dir + "/e4b.csv");
+                             " --sweep compute.gemv_cores=4,8,16 --csv " + dir + "/e4b.csv --plot " + dir + "/plots");
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.status, 0) << r.err;
-  std::printf("E4B 27-point sweep (decode @1 + 128-token prefill + request): %.1f s wall, 2 workers\n", wall);
+  std::printf("E4B 27-point sweep (decode @1 + 128-token prefill + request, CSV and plots): %.1f s wall, 2 workers\n",
+              wall);
+  if (r.err.find("matplotlib is not installed") == std::string::npos)
+    for (const char* k : {"memory.ddr_peak_gbps", "memory.hp_ports", "compute.gemv_cores"})
+      EXPECT_TRUE(fs::exists(dir + "/plots/" + k + ".png")) << k;
   const std::vector<std::string> rows = lines_of(read_file_text(dir + "/e4b.csv"));
   ASSERT_EQ(rows.size(), 28u);
   for (size_t i = 1; i < rows.size(); ++i) {
@@ -697,7 +701,12 @@ TEST(Estimate, E4bSweep27Points) {
     const RunResult one = run_n3(base + " --csv-row --set memory.ddr_peak_gbps=" + c[1] + " --set memory.hp_ports=" +
                                  c[2] + " --set compute.gemv_cores=" + c[3]);
     ASSERT_EQ(one.status, 0) << one.err;
-    EXPECT_EQ(rows[i], c[0] + "," + c[1] + "," + c[2] + "," + c[3] + "," + lines_of(one.out)[1]);
+    const std::vector<std::string> l = lines_of(one.out);
+    ASSERT_EQ(l.size(), 2u);
+    // The columns: the point, the swept keys in order, then every figure of a single estimate.
+    EXPECT_EQ(rows[0], "point,memory.ddr_peak_gbps,memory.hp_ports,compute.gemv_cores," + l[0]);
+    EXPECT_EQ(c[0], std::to_string(i - 1));
+    EXPECT_EQ(rows[i], c[0] + "," + c[1] + "," + c[2] + "," + c[3] + "," + l[1]);
   }
 }
 
