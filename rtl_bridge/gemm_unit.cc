@@ -47,6 +47,11 @@ class RtlGemmUnit : public RtlMacUnit {
     for (const char* f : {"src", "w"}) shadow_.load(c_.sim->memory(), in.op(f), in.pc);
   }
 
+  // No weight prefetch (timing.wbuf_prefetch_tiles), as the GEMV bridge:
+  // the bridge feeds an instruction's tiles to the array only once it has
+  // the command, so tiles streamed ahead would be read from DDR twice.
+  void before_tokens(const sim::Issued&) override {}
+
   Timed model(const sim::Issued& in) override {
     if (!GemmRtl::takes_weights(in.op("w"))) {
       // Not in the array: the model's timing, the functional core's bits.

@@ -102,7 +102,7 @@ class MacCore : public sc_core::sc_module {
 // by tile from DDR through all HP ports while the MACs consume the previous
 // tile; the result is written once the last tile is computed and drained.
 //
-// Weight prefetch (timing.wbuf_prefetch_tiles, GEMV only): the next queued
+// Weight prefetch (timing.wbuf_prefetch_tiles; the GEMV and the GEMM array): the next queued
 // instruction's first tiles stream into free weight buffer slots once the
 // current instruction's last tile is asked for, and while that instruction
 // waits for its tokens, if its weights lie in the program's read-only
@@ -125,7 +125,7 @@ class MacUnit : public EngineUnit {
   // The bytes of the weight stream's tile `off` (whole rows, cut as timing::gemv_tile_bytes).
   int64_t stream_tile_bytes(const sim::View& w) const;
 
-  std::vector<std::unique_ptr<MacCore>> cores_;  // GEMV only
+  std::vector<std::unique_ptr<MacCore>> cores_;  // the GEMV engine's (the GEMM array has none)
   struct Prefetched {
     WbufIf::Slot slot;
     double landed_ps;
