@@ -97,8 +97,12 @@ TEST(Schedule, TheChosenChunkKeepsThreeLanesWhereTheyModelFaster) {
     EXPECT_EQ(m.program(c.chunk).instructions, insns[c.lanes == 3 ? 3 : 2]);
     if (hwname == "kv260") {
       EXPECT_EQ(c.lanes, 3);
-      for (const auto& k : chunk_choice_json(c)["candidates"])
-        if (k["chunk"] == c.chunk) EXPECT_EQ(k["lanes"], 3) << k.dump();
+      const auto choice = chunk_choice_json(c);  // held: the loop reads into it
+      for (const auto& k : choice["candidates"]) {
+        if (k["chunk"] == c.chunk) {
+          EXPECT_EQ(k["lanes"], 3) << k.dump();
+        }
+      }
     }
   }
 }
